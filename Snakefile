@@ -1,0 +1,21 @@
+# mbe-bench: reproduce the cuMBE paper's evaluation.
+#   snakemake --cores all                                  # config/config.yaml
+#   snakemake --cores all --directory .test                # tiny shipped graphs
+#                                                          (.test/config/config.yaml)
+# Rules live in workflow/rules/; all logic is in the mbebench package.
+
+
+configfile: "config/config.yaml"
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/ingest.smk"
+include: "workflow/rules/engines.smk"
+include: "workflow/rules/aggregate.smk"
+
+
+rule all:
+    default_target: True
+    input:
+        TABLES,
+        PLOTS,

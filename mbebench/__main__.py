@@ -1,0 +1,5 @@
+import sys
+
+from mbebench.cli import main
+
+sys.exit(main())

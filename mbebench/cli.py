@@ -1,0 +1,135 @@
+"""``python -m mbebench <command>``: the entry points the Snakemake rules call.
+
+Each command does one pipeline step; failures print one line naming the
+dataset or file and exit non-zero.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+
+def _cmd_download(a) -> None:
+    from mbebench.download import fetch
+
+    fetch(
+        a.url,
+        Path(a.out),
+        dataset=a.dataset,
+        sha256=a.sha256 or None,
+        connect_timeout=a.connect_timeout,
+        read_timeout=a.read_timeout,
+        retries=a.retries,
+    )
+
+
+def _cmd_convert(a) -> None:
+    from mbebench.convert import convert
+
+    convert(
+        a.dataset,
+        out_csr=Path(a.out_csr),
+        out_meta=Path(a.out_meta),
+        archive=Path(a.archive) if a.archive else None,
+        edges=Path(a.edges) if a.edges else None,
+    )
+
+
+def _cmd_run(a) -> None:
+    from mbebench import runner
+
+    env = {"NUMBA_ENABLE_CUDASIM": "1"} if a.simulate else None
+    row = runner.run_and_write(
+        a.out,
+        dataset=a.dataset,
+        run_id=a.run_id,
+        engine=a.engine,
+        graph=a.graph,
+        params=json.loads(a.params),
+        repeats=a.repeats,
+        timeout_s=a.timeout,
+        env=env,
+    )
+    status = row["status"]
+    detail = f"count={row['count']} algo_s={row['algo_s_median']}" if status == "ok" else row["message"]
+    print(f"{a.dataset} {a.run_id}: {status} ({detail})", file=sys.stderr)
+    if status == "skipped" and a.require_gpu:
+        Path(a.out).unlink()
+        raise SystemExit(
+            f"{a.dataset} {a.run_id}: {row['message']}, but engines.cumbe.require_gpu is true"
+        )
+
+
+def _cmd_tables(a) -> None:
+    from mbebench import rows, tables
+
+    tables.write_all(rows.load_rows(a.rows), a.datasets, Path(a.out_dir))
+
+
+def _cmd_plots(a) -> None:
+    from mbebench import plots, rows
+
+    plots.write_all(rows.load_rows(a.rows), a.datasets, Path(a.out_dir))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m mbebench", description=__doc__)
+    sub = p.add_subparsers(dest="command", required=True)
+
+    d = sub.add_parser("download", help="fetch one dataset archive")
+    d.add_argument("--dataset", required=True)
+    d.add_argument("--url", required=True)
+    d.add_argument("--out", required=True)
+    d.add_argument("--sha256", default="")
+    d.add_argument("--connect-timeout", type=float, default=10)
+    d.add_argument("--read-timeout", type=float, default=120)
+    d.add_argument("--retries", type=int, default=3)
+    d.set_defaults(func=_cmd_download)
+
+    c = sub.add_parser("convert", help="KONECT archive or edge list -> binary CSR")
+    c.add_argument("--dataset", required=True)
+    src = c.add_mutually_exclusive_group(required=True)
+    src.add_argument("--archive")
+    src.add_argument("--edges")
+    c.add_argument("--out-csr", required=True)
+    c.add_argument("--out-meta", required=True)
+    c.set_defaults(func=_cmd_convert)
+
+    r = sub.add_parser("run", help="run one engine on one CSR file, write one result row")
+    r.add_argument("--dataset", required=True)
+    r.add_argument("--run-id", required=True)
+    r.add_argument("--engine", required=True)
+    r.add_argument("--graph", required=True)
+    r.add_argument("--out", required=True)
+    r.add_argument("--params", default="{}", help="engine parameters as JSON")
+    r.add_argument("--repeats", type=int, default=1)
+    r.add_argument("--timeout", type=float, default=3600)
+    r.add_argument("--simulate", action="store_true", help="CUDA simulator (cuMBE on CPU)")
+    r.add_argument("--require-gpu", action="store_true")
+    r.set_defaults(func=_cmd_run)
+
+    for name, func, help_ in (
+        ("tables", _cmd_tables, "result rows -> summary and speedup tables"),
+        ("plots", _cmd_plots, "result rows -> workload, breakdown and scaling plots"),
+    ):
+        t = sub.add_parser(name, help=help_)
+        t.add_argument("--rows", nargs="+", required=True)
+        t.add_argument("--datasets", nargs="+", required=True)
+        t.add_argument("--out-dir", required=True)
+        t.set_defaults(func=func)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        args.func(args)
+    except SystemExit:
+        raise
+    except Exception as e:  # one clear line for the user; the traceback helps nobody here
+        print(f"error: {e}".splitlines()[0], file=sys.stderr)
+        return 1
+    return 0

@@ -1,0 +1,201 @@
+"""Run one engine on one dataset and write one result row.
+
+The engine runs in a child process in its own process group, so that a run
+past ``timeout_s`` (or one that crashes the interpreter, or leaves worker
+processes behind) is killed as a whole and recorded as a ``timeout`` or
+``error`` row, while the pipeline goes on.  Only a run that finished and
+returned an :class:`~mbebench.engine.EngineResult` yields a count.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import platform
+import resource
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from mbebench import atomic
+from mbebench.fingerprint import to_hex
+
+SCHEMA_VERSION = 1
+KILL_GRACE_S = 5.0
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def _host() -> dict[str, Any]:
+    return {
+        "hostname": socket.gethostname(),
+        "cpu_count": os.cpu_count(),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+    }
+
+
+def _peak_rss_bytes() -> int:
+    # ru_maxrss is KiB on Linux; children covers ParMBE's worker processes.
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return int(max(own, kids) * 1024)
+
+
+def child_main(spec: dict[str, Any]) -> dict[str, Any]:
+    """Runs inside the child process: load the graph, run the engine ``repeats`` times."""
+    from mbebench.csr import read_csr
+    from mbebench.engine import EngineSkipped, get_engine
+
+    try:
+        graph = read_csr(spec["graph"])
+        engine = get_engine(spec["engine"])
+        algo, wall, results = [], [], []
+        for _ in range(int(spec["repeats"])):
+            t0 = time.perf_counter()
+            res = engine(graph, **spec["params"])
+            wall.append(time.perf_counter() - t0)
+            algo.append(float(res.algo_seconds))
+            results.append(res)
+    except EngineSkipped as e:
+        return {"status": "skipped", "message": str(e)}
+    except Exception as e:  # any engine failure becomes an error row, never a count
+        msg = f"{type(e).__name__}: {e}".splitlines()[0]
+        return {"status": "error", "message": msg}
+    counts = {(r.count, r.fingerprint) for r in results}
+    if len(counts) != 1:
+        return {
+            "status": "error",
+            "message": f"repeats disagree: {sorted((c, to_hex(f)) for c, f in counts)}",
+        }
+    first = results[0]
+    return {
+        "status": "ok",
+        "message": None,
+        "count": int(first.count),
+        "fingerprint": to_hex(first.fingerprint),
+        "algo_s": algo,
+        "wall_s": wall,
+        "compile_s": float(first.compile_seconds),
+        "stats": results[-1].stats,
+        "graph": {"n_left": graph.n_left, "n_right": graph.n_right, "n_edges": graph.n_edges},
+        "peak_rss_bytes": _peak_rss_bytes(),
+    }
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            proc.wait(timeout=KILL_GRACE_S)
+            # the leader is gone; make sure nothing it started lingers
+            os.killpg(proc.pid, signal.SIGKILL)
+        except subprocess.TimeoutExpired:
+            continue
+        except ProcessLookupError:
+            return
+
+
+def run(
+    *,
+    dataset: str,
+    run_id: str,
+    engine: str,
+    graph: str | os.PathLike,
+    params: dict[str, Any],
+    repeats: int = 1,
+    timeout_s: float = 3600.0,
+    env: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """Run the engine in a child process and return the result row (not written)."""
+    spec = {"engine": engine, "graph": str(graph), "params": params, "repeats": repeats}
+    row: dict[str, Any] = {
+        "schema_version": SCHEMA_VERSION,
+        "dataset": dataset,
+        "run_id": run_id,
+        "engine": engine,
+        "variant": params.get("variant"),
+        "params": params,
+        "repeats": repeats,
+        "timeout_s": timeout_s,
+        "host": _host(),
+        "started_at": _now(),
+        "count": None,
+        "fingerprint": None,
+        "algo_s": [],
+        "wall_s": [],
+        "algo_s_median": None,
+        "compile_s": None,
+        "peak_rss_bytes": None,
+        "graph": None,
+        "stats": {},
+    }
+    with tempfile.TemporaryDirectory(prefix="mbe-run-") as tmp:
+        out = Path(tmp) / "result.json"
+        err = Path(tmp) / "stderr.txt"
+        cmd = [sys.executable, "-m", "mbebench.runner", json.dumps(spec), str(out)]
+        child_env = {**os.environ, **(env or {})}
+        with open(err, "wb") as errf:
+            proc = subprocess.Popen(
+                cmd, stdout=errf, stderr=errf, start_new_session=True, env=child_env
+            )
+            try:
+                proc.wait(timeout=timeout_s)
+            except subprocess.TimeoutExpired:
+                _kill_group(proc)
+                row.update(status="timeout", message=f"timed out after {timeout_s:g} s")
+            except BaseException:
+                _kill_group(proc)
+                raise
+            else:
+                # workers the engine failed to reap must not outlive the run
+                try:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+        log = err.read_text(errors="replace")
+        if log:
+            sys.stderr.write(log)
+        if "status" not in row:
+            if out.is_file():
+                row.update(json.loads(out.read_text()))
+            else:
+                last = next((ln for ln in reversed(log.splitlines()) if ln.strip()), "")
+                row.update(
+                    status="error",
+                    message=f"engine process exited with code {proc.returncode}"
+                    + (f": {last.strip()}" if last else ""),
+                )
+    if row["algo_s"]:
+        row["algo_s_median"] = statistics.median(row["algo_s"])
+    row["finished_at"] = _now()
+    return row
+
+
+def run_and_write(out: str | os.PathLike, **kwargs) -> dict[str, Any]:
+    row = run(**kwargs)
+    atomic.write_json(out, row)
+    return row
+
+
+def _child_entry(argv: list[str]) -> int:
+    spec = json.loads(argv[0])
+    result = child_main(spec)
+    atomic.write_json(argv[1], result)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_child_entry(sys.argv[1:]))

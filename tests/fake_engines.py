@@ -1,0 +1,46 @@
+"""Engines that misbehave on purpose, for the runner's fault tests.
+
+The runner imports them in its child process as ``fake_engines:<name>``
+(tests put this folder on PYTHONPATH)."""
+
+import os
+import signal
+import time
+
+from mbebench.engine import EngineResult, EngineSkipped
+from mbebench.oracle import count_and_fingerprint
+
+
+def oracle(graph, **_):
+    count, fp = count_and_fingerprint(graph)
+    return EngineResult(count, fp, algo_seconds=0.001, stats={"worker_busy_s": [0.001]})
+
+
+def sleepy(graph, seconds=60, **_):
+    # leaves a grandchild behind too: the runner must kill the whole group
+    if os.fork() == 0:
+        time.sleep(seconds)
+        os._exit(0)
+    time.sleep(seconds)
+    raise AssertionError("should have been killed")
+
+
+def crash(graph, **_):
+    raise RuntimeError("boom: engine failed\nsecond line")
+
+
+def segfault(graph, **_):
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def skip(graph, **_):
+    raise EngineSkipped("no CUDA device")
+
+
+_calls = {"n": 0}
+
+
+def flaky(graph, **_):
+    # a different answer on each repeat: must become an error row, not a count
+    _calls["n"] += 1
+    return EngineResult(_calls["n"], 0, algo_seconds=0.0)

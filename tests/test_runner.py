@@ -1,0 +1,109 @@
+import json
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from mbebench import csr, oracle, runner
+from mbebench.fingerprint import to_hex
+
+HERE = Path(__file__).resolve().parent
+ENV = {"PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])}
+
+
+@pytest.fixture
+def graph_file(tmp_path):
+    g = csr.from_edges([0, 0, 1, 2, 2], [0, 1, 1, 1, 2])
+    path = tmp_path / "g.csr"
+    csr.write_csr(g, path)
+    return g, path
+
+
+def _run(path, engine, timeout=60, repeats=1, params=None):
+    return runner.run(
+        dataset="toy",
+        run_id="x",
+        engine=engine,
+        graph=path,
+        params=params or {},
+        repeats=repeats,
+        timeout_s=timeout,
+        env=ENV,
+    )
+
+
+def test_ok_row_has_count_fingerprint_and_times(graph_file):
+    g, path = graph_file
+    row = _run(path, "fake_engines:oracle", repeats=3)
+    count, fp = oracle.count_and_fingerprint(g)
+    assert row["status"] == "ok"
+    assert row["count"] == count and row["fingerprint"] == to_hex(fp)
+    assert len(row["algo_s"]) == 3 and row["algo_s_median"] == pytest.approx(0.001)
+    assert row["graph"] == {"n_left": 3, "n_right": 3, "n_edges": 5}
+    assert row["peak_rss_bytes"] > 0
+
+
+def test_timeout_kills_the_whole_process_group(graph_file):
+    _, path = graph_file
+    t0 = time.monotonic()
+    row = _run(path, "fake_engines:sleepy", timeout=2)
+    assert time.monotonic() - t0 < 15
+    assert row["status"] == "timeout" and row["count"] is None
+    assert "2 s" in row["message"]
+    time.sleep(0.5)
+    ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+    assert "fake_engines:sleepy" not in ps
+
+
+@pytest.mark.parametrize(
+    "engine, status, text",
+    [
+        ("fake_engines:crash", "error", "RuntimeError: boom: engine failed"),
+        ("fake_engines:segfault", "error", "exited with code -9"),
+        ("fake_engines:skip", "skipped", "no CUDA device"),
+        ("fake_engines:flaky", "error", "repeats disagree"),
+        ("no_such_engine", "error", "unknown engine"),
+    ],
+)
+def test_failures_become_rows_without_counts(graph_file, engine, status, text):
+    _, path = graph_file
+    row = _run(path, engine, repeats=2)
+    assert row["status"] == status
+    assert text in row["message"] and "\n" not in row["message"]
+    assert row["count"] is None and row["fingerprint"] is None
+
+
+def test_bad_graph_file_is_an_error_row(tmp_path):
+    bad = tmp_path / "bad.csr"
+    bad.write_bytes(b"not a csr file at all" * 10)
+    row = _run(bad, "fake_engines:oracle")
+    assert row["status"] == "error" and "bad.csr" in row["message"]
+
+
+def test_cli_writes_row_atomically_and_reports(graph_file, tmp_path):
+    _, path = graph_file
+    out = tmp_path / "rows" / "x.json"
+    res = subprocess.run(
+        ["python", "-m", "mbebench", "run", "--dataset", "toy", "--run-id", "x",
+         "--engine", "fake_engines:skip", "--graph", str(path), "--out", str(out)],
+        capture_output=True, text=True, env={**os.environ, **ENV},
+    )
+    assert res.returncode == 0, res.stderr
+    assert json.loads(out.read_text())["status"] == "skipped"
+    assert list(out.parent.iterdir()) == [out]  # no temp files left
+
+
+def test_cli_require_gpu_turns_skip_into_failure(graph_file, tmp_path):
+    _, path = graph_file
+    out = tmp_path / "x.json"
+    res = subprocess.run(
+        ["python", "-m", "mbebench", "run", "--dataset", "toy", "--run-id", "x",
+         "--engine", "fake_engines:skip", "--graph", str(path), "--out", str(out),
+         "--require-gpu"],
+        capture_output=True, text=True, env={**os.environ, **ENV},
+    )
+    assert res.returncode != 0
+    assert "require_gpu" in res.stderr and "toy" in res.stderr
+    assert not out.exists()

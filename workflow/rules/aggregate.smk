@@ -1,0 +1,59 @@
+rule tables:
+    input:
+        ROWS,
+    output:
+        report(
+            "results/tables/summary.csv",
+            caption="../report/summary.rst",
+            category="Tables",
+        ),
+        "results/tables/summary.md",
+        report(
+            "results/tables/speedup.csv",
+            caption="../report/speedup.rst",
+            category="Tables",
+        ),
+        "results/tables/speedup.md",
+        "results/tables/speedup.tex",
+    params:
+        datasets=DATASETS,
+    log:
+        "logs/tables.log",
+    conda:
+        "../envs/mbe.yaml"
+    shell:
+        "python -m mbebench tables --rows {input:q} --datasets {params.datasets:q}"
+        " --out-dir results/tables 2> {log:q}"
+
+
+rule plots:
+    input:
+        ROWS,
+    output:
+        report(
+            "results/plots/workload.png",
+            caption="../report/workload.rst",
+            category="Plots",
+        ),
+        "results/plots/workload.pdf",
+        report(
+            "results/plots/breakdown.png",
+            caption="../report/breakdown.rst",
+            category="Plots",
+        ),
+        "results/plots/breakdown.pdf",
+        report(
+            "results/plots/scaling.png",
+            caption="../report/scaling.rst",
+            category="Plots",
+        ),
+        "results/plots/scaling.pdf",
+    params:
+        datasets=DATASETS,
+    log:
+        "logs/plots.log",
+    conda:
+        "../envs/mbe.yaml"
+    shell:
+        "python -m mbebench plots --rows {input:q} --datasets {params.datasets:q}"
+        " --out-dir results/plots 2> {log:q}"

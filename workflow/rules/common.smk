@@ -1,0 +1,63 @@
+import json
+import re
+
+from snakemake.utils import validate
+
+from mbebench import plan
+
+
+validate(config, "../schemas/config.schema.yaml")
+
+DATASETS = plan.selected_datasets(config)
+RUNS = plan.plan_runs(config, workflow.cores if workflow.cores else None)
+RUN_IDS = list(RUNS)
+
+TABLES = expand(
+    "results/tables/{name}",
+    name=["summary.csv", "summary.md", "speedup.csv", "speedup.md", "speedup.tex"],
+)
+PLOTS = expand(
+    "results/plots/{name}.{ext}",
+    name=["workload", "breakdown", "scaling"],
+    ext=["png", "pdf"],
+)
+ROWS = expand("results/runs/{dataset}/{run_id}.json", dataset=DATASETS, run_id=RUN_IDS)
+
+
+wildcard_constraints:
+    dataset="|".join(map(re.escape, DATASETS)) or "(?!)",
+    run_id="|".join(map(re.escape, RUN_IDS)),
+
+
+def source(wildcards):
+    return plan.dataset_source(config, wildcards.dataset)
+
+
+def convert_input(wildcards):
+    src = source(wildcards)
+    if src.kind == "path":
+        return src.location
+    return f"resources/downloads/{wildcards.dataset}.tar.bz2"
+
+
+def convert_flag(wildcards):
+    return "--edges" if source(wildcards).kind == "path" else "--archive"
+
+
+def run_spec(wildcards):
+    return RUNS[wildcards.run_id]
+
+
+def run_args(wildcards):
+    spec = run_spec(wildcards)
+    args = [
+        f"--engine {spec.engine}",
+        f"--params '{json.dumps(spec.params)}'",
+        f"--repeats {spec.repeats}",
+        f"--timeout {spec.timeout_s:g}",
+    ]
+    if spec.simulate:
+        args.append("--simulate")
+    if spec.require_gpu:
+        args.append("--require-gpu")
+    return " ".join(args)
