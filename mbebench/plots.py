@@ -1,0 +1,516 @@
+"""Result rows -> the paper's figures (Fig. 6 workload, Fig. 7 breakdown) and ParMBE scaling.
+
+Every function draws on a fresh :class:`matplotlib.figure.Figure` with an Agg
+canvas (no pyplot, no global backend switch), writes PNG and PDF atomically,
+and returns a small dict describing what it drew, read back from the artists
+(box whiskers, bar heights, line data), so tests can check the data, not pixels.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from matplotlib.ticker import FixedLocator, FormatStrFormatter, NullLocator
+
+from mbebench.atomic import atomic_path
+from mbebench.rows import index_rows, ordered_datasets, parmbe_processes, status_text
+
+NO_GPU_TEXT = "no instrumented GPU runs (no CUDA device)"
+NO_PARMBE_TEXT = "no ParMBE runs with per-worker busy times"
+NO_SCALING_TEXT = "no successful ParMBE runs"
+
+CUMBE_VARIANTS = ("cuMBE", "noRS", "noES", "noWS")
+PHASES = (
+    ("candidate_selection", "candidate selection"),
+    ("lprime_construction", "L′ construction"),
+    ("maximality_checking", "maximality checking"),
+    ("maximal_expansion", "maximal expansion"),
+    ("subtree_fetching", "subtree fetching"),
+    ("work_stealing", "work stealing"),
+    ("other", "other (launch, idle)"),
+)
+PHASE_COLORS = ("#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860", "#bbbbbb")
+WS_COLORS = {"cuMBE": "#1f77b4", "noWS": "#ff7f0e"}  # the paper's blue / orange
+
+
+# --------------------------------------------------------------------------- common
+
+
+def _figure(width: float, height: float) -> Figure:
+    fig = Figure(figsize=(width, height), layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def _save(fig: Figure, out_png, out_pdf) -> list[Path]:
+    """savefig to a temporary file beside the target, then os.replace (atomic_path)."""
+    paths = []
+    for path, fmt, meta in (
+        (out_png, "png", {"Software": None}),
+        (out_pdf, "pdf", {"CreationDate": None, "Producer": None, "Creator": None}),
+    ):
+        path = Path(path)
+        with atomic_path(path) as tmp:
+            fig.savefig(tmp, format=fmt, dpi=150, metadata=meta)
+        paths.append(path)
+    return paths
+
+
+def _ok_row(idx, ds: str, run_id: str) -> Mapping | None:
+    r = idx.get((ds, run_id))
+    return r if r is not None and r.get("status") == "ok" else None
+
+
+def _why_missing(idx, ds: str, run_id: str) -> str:
+    r = idx.get((ds, run_id))
+    if r is None:
+        return f"no {run_id} row"
+    if r.get("status") != "ok":
+        return f"{run_id} {status_text(r)}"
+    return f"{run_id} has no per-worker data"
+
+
+def _busy(row: Mapping | None) -> np.ndarray | None:
+    """Per-worker busy seconds normalised to their mean, or None if unusable."""
+    if row is None:
+        return None
+    busy = (row.get("stats") or {}).get("worker_busy_s") or []
+    arr = np.asarray(busy, dtype=float)
+    if arr.size == 0 or not np.all(np.isfinite(arr)) or arr.mean() <= 0:
+        return None
+    return arr / arr.mean()
+
+
+def _no_gpu_text(rows: Sequence[Mapping]) -> str:
+    """The empty-panel text: NO_GPU_TEXT unless instrumented GPU runs failed for another reason."""
+    instr = [r for r in rows if r["run_id"].startswith("cumbe-") and r["run_id"].endswith("-instr")]
+    if all(r.get("status") == "skipped" for r in instr):
+        return NO_GPU_TEXT
+    return "no usable instrumented GPU runs (" + ", ".join(
+        sorted({status_text(r).split(":")[0] for r in instr if r.get("status") != "ok"}
+               | ({"no data"} if any(r.get("status") == "ok" for r in instr) else set()))
+    ) + ")"
+
+
+def _empty_note(ax, text: str) -> None:
+    ax.text(0.5, 0.5, text, transform=ax.transAxes, ha="center", va="center", fontsize=11,
+            color="0.3")
+    ax.set_xticks([])
+    ax.set_yticks([])
+
+
+def _ticklabels(ax) -> list[str]:
+    return [t.get_text() for t in ax.get_xticklabels()]
+
+
+def _texts(fig: Figure) -> list[str]:
+    """Every free text drawn on the axes (notes, 'error' slots, dataset group labels)."""
+    return [t.get_text() for ax in fig.axes for t in ax.texts]
+
+
+def _legend(ax) -> list[str]:
+    leg = ax.get_legend()
+    return [t.get_text() for t in leg.get_texts()] if leg else []
+
+
+def _rotate(ax) -> None:
+    for lab in ax.get_xticklabels():
+        lab.set_rotation(35)
+        lab.set_ha("right")
+        lab.set_rotation_mode("anchor")
+
+
+# --------------------------------------------------------------------------- Fig. 6
+
+
+def _boxes(ax, data: list[np.ndarray], positions: list[float], color: str) -> list[dict]:
+    """Draw min/quartiles/median/max boxes (whis=(0, 100)); return the drawn stats."""
+    art = ax.boxplot(
+        data, positions=positions, widths=0.34, whis=(0, 100), showfliers=False,
+        patch_artist=True, manage_ticks=False,
+        boxprops={"facecolor": color, "alpha": 0.55, "edgecolor": color},
+        medianprops={"color": "black", "linewidth": 1.2},
+        whiskerprops={"color": color}, capprops={"color": color},
+    )
+    drawn = []
+    for i in range(len(data)):
+        box_y = art["boxes"][i].get_path().vertices[:, 1]
+        caps = sorted(float(art["caps"][2 * i + k].get_ydata()[0]) for k in (0, 1))
+        drawn.append(
+            {
+                "min": caps[0],
+                "q1": float(box_y.min()),
+                "median": float(art["medians"][i].get_ydata()[0]),
+                "q3": float(box_y.max()),
+                "max": caps[1],
+                "n": int(len(data[i])),
+            }
+        )
+    return drawn
+
+
+def workload_plot(rows: Sequence[Mapping], datasets: Sequence[str], out_png, out_pdf) -> dict:
+    """Fig. 6: per-worker busy time / the run's mean busy time, as min-quartile-max boxes.
+
+    Top: cuMBE thread blocks with (``cumbe-cuMBE-instr``) and without
+    (``cumbe-noWS-instr``) work stealing.  Bottom: ParMBE processes of the
+    ``parmbe-p<N>`` row with the largest N that has per-worker data.
+    """
+    rows = list(rows)
+    idx = index_rows(rows)
+    order = ordered_datasets(rows, datasets)
+    result: dict[str, Any] = {"figure": "workload", "left_out": {"gpu": {}, "parmbe": {}},
+                              "notes": []}
+    ylabel = "busy time / mean busy time"
+
+    # ---- GPU panel data
+    gpu_ds, gpu_data = [], {"cuMBE": {}, "noWS": {}}
+    for ds in order:
+        got, why = {}, []
+        for v in ("cuMBE", "noWS"):
+            arr = _busy(_ok_row(idx, ds, f"cumbe-{v}-instr"))
+            if arr is not None:
+                got[v] = arr
+            else:
+                why.append(_why_missing(idx, ds, f"cumbe-{v}-instr"))
+        if got:
+            gpu_ds.append(ds)
+            for v, arr in got.items():
+                gpu_data[v][ds] = arr
+            if why:  # drawn with one of the two series
+                result["notes"].append(f"{ds}: only one series ({'; '.join(why)})")
+        else:
+            result["left_out"]["gpu"][ds] = "; ".join(why)
+
+    # ---- ParMBE panel data
+    par_ds, par_data, par_procs = [], {}, {}
+    for ds in order:
+        cands = sorted(
+            ((p, r) for (d, rid), r in idx.items()
+             if d == ds and (p := parmbe_processes(rid)) is not None),
+            key=lambda t: -t[0],
+        )
+        chosen = next(((p, _busy(r)) for p, r in cands
+                       if r.get("status") == "ok" and _busy(r) is not None), None)
+        if chosen is None:
+            result["left_out"]["parmbe"][ds] = (
+                "no parmbe rows" if not cands
+                else "; ".join(_why_missing(idx, ds, f"parmbe-p{p}") for p, _ in cands)
+            )
+            continue
+        par_ds.append(ds)
+        par_procs[ds], par_data[ds] = chosen
+
+    fig = _figure(max(7.0, 0.75 * max(len(gpu_ds), len(par_ds), 1) + 3.0), 7.5)
+    ax_gpu, ax_par = fig.subplots(2, 1)
+
+    # ---- GPU panel
+    gpu_info: dict[str, Any] = {"xlabels": gpu_ds, "ylabel": ylabel, "series": {}}
+    if gpu_ds:
+        for off, v, name in ((-0.2, "cuMBE", "cuMBE (work stealing)"),
+                             (0.2, "noWS", "noWS (no work stealing)")):
+            ds_with = [ds for ds in gpu_ds if ds in gpu_data[v]]
+            if not ds_with:
+                continue
+            pos = [gpu_ds.index(ds) + off for ds in ds_with]
+            drawn = _boxes(ax_gpu, [gpu_data[v][ds] for ds in ds_with], pos, WS_COLORS[v])
+            gpu_info["series"][name] = dict(zip(ds_with, drawn))
+            ax_gpu.plot([], [], color=WS_COLORS[v], lw=8, alpha=0.55, label=name)
+        for i, ds in enumerate(gpu_ds):  # a missing series keeps its slot, saying why
+            for off, v in ((-0.2, "cuMBE"), (0.2, "noWS")):
+                if ds not in gpu_data[v]:
+                    r = idx.get((ds, f"cumbe-{v}-instr"))
+                    why = "not run" if r is None else (
+                        r.get("status") if r.get("status") != "ok" else "no data")
+                    ax_gpu.text(i + off, 0.03, why, rotation=90, ha="center", va="bottom",
+                                fontsize=7, color="0.35", transform=ax_gpu.get_xaxis_transform())
+        ax_gpu.set_xticks(range(len(gpu_ds)), gpu_ds)
+        ax_gpu.set_xlim(-0.6, len(gpu_ds) - 0.4)
+        ax_gpu.axhline(1.0, color="0.5", lw=0.8, ls="--")
+        ax_gpu.set_ylabel(ylabel)
+        ax_gpu.set_ylim(0, ax_gpu.get_ylim()[1] * 1.15)  # headroom for the legend
+        ax_gpu.legend(loc="upper left", fontsize=8, frameon=False, ncol=2)
+        _rotate(ax_gpu)
+    else:
+        text = _no_gpu_text(rows)
+        _empty_note(ax_gpu, text)
+        result["notes"].append(text)
+    ax_gpu.set_title("cuMBE: busy time per thread block (box: quartiles, whiskers: min/max)",
+                     fontsize=10)
+
+    # ---- ParMBE panel
+    par_info: dict[str, Any] = {"xlabels": par_ds, "ylabel": ylabel, "series": {},
+                                "processes": par_procs}
+    if par_ds:
+        drawn = _boxes(ax_par, [par_data[ds] for ds in par_ds], list(range(len(par_ds))),
+                       "#2ca02c")
+        par_info["series"]["ParMBE"] = dict(zip(par_ds, drawn))
+        labels = [f"{ds} (p={par_procs[ds]})" for ds in par_ds]
+        ax_par.set_xticks(range(len(par_ds)), labels)
+        ax_par.set_xlim(-0.6, len(par_ds) - 0.4)
+        ax_par.axhline(1.0, color="0.5", lw=0.8, ls="--")
+        ax_par.set_ylim(0, ax_par.get_ylim()[1] * 1.05)
+        ax_par.set_ylabel(ylabel)
+        _rotate(ax_par)
+    else:
+        _empty_note(ax_par, NO_PARMBE_TEXT)
+        result["notes"].append(NO_PARMBE_TEXT)
+    ax_par.set_title("ParMBE: busy time per process (largest process count run)", fontsize=10)
+
+    gpu_info["xticklabels"] = _ticklabels(ax_gpu)
+    par_info["xticklabels"] = _ticklabels(ax_par)
+    result["gpu"], result["parmbe"] = gpu_info, par_info
+    result["texts"] = _texts(fig)
+    result["paths"] = _save(fig, out_png, out_pdf)
+    return result
+
+
+# --------------------------------------------------------------------------- Fig. 7
+
+
+def _fmt_total(x: float) -> str:
+    return f"{x:,.0f}" if x >= 100 else f"{x:.3g}"
+
+
+def _phases(row: Mapping | None) -> tuple[dict[str, float], list[str]] | None:
+    """Phase seconds in PHASES order (unknown keys folded into 'other'), or None."""
+    if row is None:
+        return None
+    raw = (row.get("stats") or {}).get("phases_s") or {}
+    if not raw:
+        return None
+    known = {k for k, _ in PHASES}
+    out = {k: float(raw.get(k, 0.0) or 0.0) for k, _ in PHASES}
+    extra = sorted(set(raw) - known)
+    for k in extra:
+        out["other"] += float(raw[k] or 0.0)
+    if sum(out.values()) <= 0:
+        return None
+    return out, extra
+
+
+def breakdown_plot(rows: Sequence[Mapping], datasets: Sequence[str], out_png, out_pdf) -> dict:
+    """Fig. 7: stacked phase times of cuMBE, noRS, noES, noWS per dataset.
+
+    Normalised per dataset to cuMBE's total (phases summed over thread blocks),
+    so datasets whose run times span decades share one axis; cuMBE's absolute
+    total is printed under each dataset name.
+    """
+    rows = list(rows)
+    idx = index_rows(rows)
+    order = ordered_datasets(rows, datasets)
+    result: dict[str, Any] = {"figure": "breakdown", "variants": list(CUMBE_VARIANTS),
+                              "phases": [lab for _, lab in PHASES], "left_out": {},
+                              "notes": [], "values": {}, "totals_s": {}, "absent": {}}
+    ylabel = "time / cuMBE total (phases summed over thread blocks)"
+    result["ylabel"] = ylabel
+
+    data: dict[str, dict[str, dict[str, float]]] = {}
+    for ds in order:
+        per_v = {}
+        for v in CUMBE_VARIANTS:
+            got = _phases(_ok_row(idx, ds, f"cumbe-{v}-instr"))
+            if got is None:
+                result["left_out"][f"{ds}/{v}"] = _why_missing(idx, ds, f"cumbe-{v}-instr")
+                continue
+            per_v[v], extra = got
+            if extra:
+                result["notes"].append(f"{ds}/{v}: unknown phase(s) {', '.join(extra)} "
+                                       "counted as other")
+        if "cuMBE" not in per_v:
+            if per_v:
+                result["left_out"][ds] = "no cumbe-cuMBE-instr phases to normalise to"
+            continue
+        data[ds] = per_v
+    shown = list(data)
+    result["datasets"] = shown
+
+    n_var = len(CUMBE_VARIANTS)
+    fig = _figure(max(8.0, 1.45 * max(len(shown), 1) + 3.5), 5.2)
+    ax = fig.subplots()
+    title = ("cuMBE execution-time breakdown, each optimisation removed in turn\n"
+             "noRS: no reverse scanning, noES: no early stop, noWS: no work stealing")
+    ax.set_title(title, fontsize=9)
+    if not shown:
+        text = _no_gpu_text(rows)
+        _empty_note(ax, text)
+        result["notes"].append(text)
+        result["texts"] = _texts(fig)
+        result["paths"] = _save(fig, out_png, out_pdf)
+        return result
+
+    slots = []  # (x, ds, variant)
+    for g, ds in enumerate(shown):
+        for j, v in enumerate(CUMBE_VARIANTS):
+            if v in data[ds]:
+                slots.append((g * (n_var + 1) + j, ds, v))
+    xs = [s[0] for s in slots]
+    bottom = np.zeros(len(slots))
+    containers = []
+    for (key, label), color in zip(PHASES, PHASE_COLORS):
+        h = np.array([data[ds][v][key] / sum(data[ds]["cuMBE"].values()) for _, ds, v in slots])
+        containers.append(ax.bar(xs, h, bottom=bottom, width=0.85, color=color, label=label,
+                                 edgecolor="white", linewidth=0.3))
+        bottom += h
+    # read the drawn heights back
+    for (key, label), cont in zip(PHASES, containers):
+        for (x, ds, v), patch in zip(slots, cont.patches):
+            result["values"].setdefault(ds, {}).setdefault(v, {})[label] = float(patch.get_height())
+    for ds in shown:
+        result["totals_s"][ds] = {v: sum(p.values()) for v, p in data[ds].items()}
+
+    # a variant without data keeps its slot, saying why (error, skipped, not run)
+    absent = []
+    for g, ds in enumerate(shown):
+        for j, v in enumerate(CUMBE_VARIANTS):
+            if v not in data[ds]:
+                r = idx.get((ds, f"cumbe-{v}-instr"))
+                why = "not run" if r is None else (
+                    r.get("status") if r.get("status") != "ok" else "no data")
+                x = g * (n_var + 1) + j
+                ax.text(x, 0.02, why, rotation=90, ha="center", va="bottom", fontsize=7,
+                        color="0.35")
+                absent.append((x, v))
+                result["absent"][f"{ds}/{v}"] = why
+    ticks = sorted([(x, v) for x, _, v in slots] + absent)
+    ax.set_xticks([x for x, _ in ticks], [v for _, v in ticks], fontsize=7, rotation=90)
+    ax.tick_params(axis="x", length=0, pad=2)
+    group_labels = []
+    for g, ds in enumerate(shown):
+        total = sum(data[ds]["cuMBE"].values())
+        text = f"{ds}\n(cuMBE = {_fmt_total(total)} s)"
+        group_labels.append(text)
+        ax.annotate(text, xy=(g * (n_var + 1) + (n_var - 1) / 2, 0),
+                    xycoords=("data", "axes fraction"),
+                    xytext=(0, -38), textcoords="offset points", ha="center", va="top",
+                    fontsize=8)
+    result["group_labels"] = group_labels
+    ax.axhline(1.0, color="0.4", lw=0.8, ls="--")
+    ax.set_xlim(-0.8, (len(shown) - 1) * (n_var + 1) + n_var - 0.2)
+    ax.set_ylabel(ylabel)
+    handles, labels = ax.get_legend_handles_labels()
+    ax.legend(handles[::-1], labels[::-1], loc="upper left", bbox_to_anchor=(1.01, 1.0),
+              fontsize=8, frameon=False, title="phase")
+    result["xticklabels"] = _ticklabels(ax)
+    result["legend"] = _legend(ax)
+    result["texts"] = _texts(fig)
+    result["paths"] = _save(fig, out_png, out_pdf)
+    return result
+
+
+# --------------------------------------------------------------------------- scaling
+
+
+def scaling_plot(rows: Sequence[Mapping], datasets: Sequence[str], out_png, out_pdf) -> dict:
+    """ParMBE speedup vs process count, over its own 1-process time (else the smallest count)."""
+    rows = list(rows)
+    idx = index_rows(rows)
+    order = ordered_datasets(rows, datasets)
+    xlabel = "ParMBE processes"
+    result: dict[str, Any] = {"figure": "scaling", "xlabel": xlabel, "ylabel": None,
+                              "series": {}, "ideal": {}, "left_out": {}, "notes": []}
+    all_procs = sorted({p for (_, rid) in idx if (p := parmbe_processes(rid)) is not None})
+
+    curves = {}
+    for ds in order:
+        times, missing = {}, []
+        for p in all_procs:
+            r = idx.get((ds, f"parmbe-p{p}"))
+            if r is None:
+                continue
+            if r.get("status") == "ok" and r.get("algo_s"):
+                t = float(np.median(np.asarray(r["algo_s"], dtype=float)))
+                if t > 0:
+                    times[p] = t
+                    continue
+            missing.append(f"p={p}: {status_text(r) if r.get('status') != 'ok' else 'no time'}")
+        if missing:
+            result["notes"].append(f"{ds}: left out {'; '.join(missing)}")
+        if not times:
+            result["left_out"][ds] = "no ok parmbe rows"
+            continue
+        base = 1 if 1 in times else min(times)
+        ps = sorted(times)
+        curves[ds] = (base, ps, [times[base] / times[p] for p in ps])
+
+    fig = _figure(7.5, 4.8)
+    ax = fig.subplots()
+    if not curves:
+        _empty_note(ax, NO_SCALING_TEXT)
+        result["notes"].append(NO_SCALING_TEXT)
+        result["texts"] = _texts(fig)
+        result["paths"] = _save(fig, out_png, out_pdf)
+        return result
+
+    markers = "osD^v<>pPX*h"
+    lines = {}
+    for i, (ds, (base, ps, sp)) in enumerate(curves.items()):
+        (line,) = ax.plot(ps, sp, marker=markers[i % len(markers)], lw=1.4, ms=5,
+                          label=ds if base == 1 else f"{ds} (base p={base})",
+                          color=f"C{i % 10}", ls="-" if i < 10 else ":")
+        lines[ds] = (line, base)
+    bases = sorted({b for b, _, _ in curves.values()})
+    ylabel = ("speedup over ParMBE with 1 process" if bases == [1]
+              else "speedup over ParMBE's smallest process count run")
+    result["ylabel"] = ylabel
+    xmax = max(all_procs)
+    for b in bases:
+        xi = [p for p in all_procs if p >= b] or [b]
+        if len(xi) == 1:
+            xi = [b, xmax] if xmax > b else [b]
+        (ideal,) = ax.plot(xi, [p / b for p in xi], color="0.35", lw=1.0, ls="--",
+                           label="ideal" if len(bases) == 1 else f"ideal (base p={b})",
+                           zorder=0)
+        result["ideal"][b] = {"processes": [float(x) for x in ideal.get_xdata()],
+                              "speedup": [float(y) for y in ideal.get_ydata()]}
+    for ds, (line, base) in lines.items():
+        result["series"][ds] = {
+            "base": base,
+            "processes": [int(x) for x in line.get_xdata()],
+            "speedup": [float(y) for y in line.get_ydata()],
+        }
+
+    ratio = max(all_procs) / min(all_procs)
+    result["xscale"] = result["yscale"] = "log" if ratio >= 8 else "linear"
+    if ratio >= 8:
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log", base=2)
+        for axis in (ax.xaxis, ax.yaxis):
+            axis.set_major_formatter(FormatStrFormatter("%g"))
+            axis.set_minor_locator(NullLocator())
+    ax.xaxis.set_major_locator(FixedLocator(all_procs))
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title("ParMBE strong scaling (median algorithm time)", fontsize=10)
+    ax.grid(True, alpha=0.3)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
+    result["legend"] = _legend(ax)
+    result["xticks"] = [float(x) for x in ax.get_xticks()]
+    result["texts"] = _texts(fig)
+    result["paths"] = _save(fig, out_png, out_pdf)
+    return result
+
+
+# --------------------------------------------------------------------------- CLI hook
+
+
+def write_all(rows: Sequence[Mapping], datasets: Sequence[str],
+              out_dir: str | os.PathLike) -> list[Path]:
+    """workload / breakdown / scaling, each as .png and .pdf under out_dir."""
+    rows = list(rows)
+    out = Path(out_dir)
+    paths: list[Path] = []
+    for name, func in (("workload", workload_plot), ("breakdown", breakdown_plot),
+                       ("scaling", scaling_plot)):
+        info = func(rows, datasets, out / f"{name}.png", out / f"{name}.pdf")
+        paths += info["paths"]
+    return paths
+
+
+__all__ = ["workload_plot", "breakdown_plot", "scaling_plot", "write_all", "NO_GPU_TEXT"]

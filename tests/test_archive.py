@@ -1,0 +1,173 @@
+"""Edge-list extraction from KONECT tar.bz2 archives, good and hostile."""
+
+from __future__ import annotations
+
+import bz2
+import io
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from mbebench.archive import ArchiveError, extract_edge_list
+
+EDGES = b"% bip unweighted\n1 1\n1 2\n2 1\n"
+
+
+def _info(name: str, data: bytes = b"", kind: bytes = tarfile.REGTYPE, link: str = ""):
+    ti = tarfile.TarInfo(name)
+    ti.type = kind
+    ti.size = len(data) if kind == tarfile.REGTYPE else 0
+    ti.linkname = link
+    return ti, (io.BytesIO(data) if kind == tarfile.REGTYPE else None)
+
+
+def make_archive(path: Path, members: list, mode: str = "w:bz2") -> Path:
+    with tarfile.open(path, mode) as tf:
+        for ti, fileobj in members:
+            tf.addfile(ti, fileobj)
+    return path
+
+
+def good_members(name: str = "toy"):
+    return [
+        _info(name, kind=tarfile.DIRTYPE),
+        _info(f"{name}/meta.{name}", b"name: toy\n"),
+        _info(f"{name}/out.{name}", EDGES),
+        _info(f"{name}/README.{name}", b"readme\n"),
+    ]
+
+
+@pytest.fixture
+def good(tmp_path):
+    return make_archive(tmp_path / "download.tsv.toy.tar.bz2", good_members())
+
+
+def test_good_archive(tmp_path, good):
+    dest = tmp_path / "edges" / "out.txt"
+    info = extract_edge_list(good, dest, dataset="Toy")
+    assert info == {"member": "toy/out.toy", "bytes": len(EDGES)}
+    assert dest.read_bytes() == EDGES
+    assert _leftovers(dest.parent) == ["out.txt"]
+
+
+def test_out_member_with_other_name_in_subfolder(tmp_path):
+    name = "brunson_corporate-leadership"
+    member = f"{name}/out.{name}_corporate-leadership"
+    arc = make_archive(tmp_path / f"download.tsv.{name}.tar.bz2", [
+        _info(f"{name}/meta.{name}_corporate-leadership", b"x"),
+        _info(member, EDGES),
+    ])
+    info = extract_edge_list(arc, tmp_path / "e", dataset="corporate-leadership")
+    assert info["member"] == member
+    assert (tmp_path / "e").read_bytes() == EDGES
+
+
+def _expect_error(arc: Path, dest: Path, *fragments: str):
+    with pytest.raises(ArchiveError) as exc:
+        extract_edge_list(arc, dest, dataset="Toy")
+    msg = str(exc.value)
+    assert "\n" not in msg
+    for f in ("'Toy'", str(arc), *fragments):
+        assert f in msg, (f, msg)
+    return msg
+
+
+HOSTILE = {
+    "parent-dir": ("../out.evil", tarfile.REGTYPE, "", "'..'"),
+    "parent-dir-deep": ("toy/../../x", tarfile.REGTYPE, "", "'..'"),
+    "absolute": ("/tmp/out.evil", tarfile.REGTYPE, "", "absolute"),
+    "symlink": ("toy/link", tarfile.SYMTYPE, "/etc/passwd", "link"),
+    "symlink-named-out": ("toy/out.link", tarfile.SYMTYPE, "../../etc/passwd", "link"),
+    "hardlink": ("toy/hard", tarfile.LNKTYPE, "toy/out.toy", "link"),
+    "char-device": ("toy/dev", tarfile.CHRTYPE, "", "device"),
+    "fifo": ("toy/fifo", tarfile.FIFOTYPE, "", "fifo"),
+}
+
+
+@pytest.mark.parametrize("name,kind,link,reason", HOSTILE.values(), ids=HOSTILE.keys())
+def test_hostile_member_rejected(tmp_path, name, kind, link, reason):
+    # The bad entry comes last: the whole member list must be checked, not just up to out.*.
+    arc = make_archive(tmp_path / "a.tar.bz2", good_members() + [_info(name, kind=kind, link=link)])
+    dest = tmp_path / "dest"
+    _expect_error(arc, dest, repr(name), reason)
+    assert not dest.exists()
+    assert _leftovers(tmp_path) == ["a.tar.bz2"]
+
+
+def test_no_out_member(tmp_path):
+    members = [_info("toy/meta.toy", b"x"), _info("toy/outside", b"y")]
+    arc = make_archive(tmp_path / "a.tar.bz2", members)
+    _expect_error(arc, tmp_path / "d", "no out.*", "toy/outside")
+    assert not (tmp_path / "d").exists()
+
+
+def test_out_directory_is_no_edge_list(tmp_path):
+    arc = make_archive(tmp_path / "a.tar.bz2", [_info("toy/out.toy", kind=tarfile.DIRTYPE)])
+    _expect_error(arc, tmp_path / "d", "no out.*")
+
+
+def test_two_out_members(tmp_path):
+    arc = make_archive(tmp_path / "a.tar.bz2", good_members() + [_info("toy/out.toy_2", EDGES)])
+    _expect_error(arc, tmp_path / "d", "several", "toy/out.toy", "toy/out.toy_2")
+    assert not (tmp_path / "d").exists()
+
+
+def test_not_bzip2(tmp_path):
+    plain = tmp_path / "a.tar.bz2"
+    plain.write_text("<html>502 Bad Gateway</html>\n")
+    _expect_error(plain, tmp_path / "d", "not a tar.bz2")
+
+
+def test_gzip_tar_is_not_bzip2(tmp_path):
+    arc = make_archive(tmp_path / "a.tar.bz2", good_members(), mode="w:gz")
+    _expect_error(arc, tmp_path / "d", "not a tar.bz2")
+
+
+def test_bzip2_but_not_tar(tmp_path):
+    arc = tmp_path / "a.tar.bz2"
+    arc.write_bytes(bz2.compress(EDGES * 100))
+    _expect_error(arc, tmp_path / "d")
+
+
+@pytest.mark.parametrize("cut", [0.3, 0.6, 0.95])
+def test_truncated_archive(tmp_path, good, cut):
+    data = good.read_bytes()
+    bad = tmp_path / "cut.tar.bz2"
+    bad.write_bytes(data[: int(len(data) * cut)])
+    _expect_error(bad, tmp_path / "d")
+    assert not (tmp_path / "d").exists()
+
+
+def test_corrupt_bytes(tmp_path):
+    # Big enough that the flipped bytes land in compressed data, not the header.
+    big = b"".join(f"{i % 997 + 1} {i * 7 % 991 + 1}\n".encode() for i in range(20000))
+    arc = make_archive(tmp_path / "a.tar.bz2", [_info("toy/out.toy", big)])
+    data = bytearray(arc.read_bytes())
+    mid = len(data) // 2
+    data[mid : mid + 16] = bytes(b ^ 0xFF for b in data[mid : mid + 16])
+    bad = tmp_path / "bad.tar.bz2"
+    bad.write_bytes(bytes(data))
+    dest = tmp_path / "d"
+    dest.write_bytes(b"previous good file")
+    _expect_error(bad, dest)
+    assert dest.read_bytes() == b"previous good file"
+    assert sorted(_leftovers(tmp_path)) == ["a.tar.bz2", "bad.tar.bz2", "d"]
+
+
+def test_missing_archive(tmp_path):
+    _expect_error(tmp_path / "nope.tar.bz2", tmp_path / "d", "no such file")
+
+
+@pytest.mark.mirror
+def test_every_mirror_archive_has_one_edge_list(konect_mirror, tmp_path):
+    for arc in sorted(konect_mirror.glob("download.tsv.*.tar.bz2")):
+        name = arc.name[len("download.tsv.") : -len(".tar.bz2")]
+        info = extract_edge_list(arc, tmp_path / name, dataset=name)
+        assert info["member"].startswith(f"{name}/out.")
+        with tarfile.open(arc, "r:bz2") as tf:
+            assert tf.extractfile(info["member"]).read() == (tmp_path / name).read_bytes()
+
+
+def _leftovers(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir())

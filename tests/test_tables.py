@@ -1,0 +1,267 @@
+"""mbebench.tables: summary table, Table I (speedups), agreement check, writers."""
+
+from __future__ import annotations
+
+import math
+import re
+import shutil
+import subprocess
+
+import pandas as pd
+import pytest
+
+from mbebench import tables
+from mbebench.rows import make_row
+
+FP_A = "0x00000000000000aa"
+FP_B = "0x00000000000000bb"
+G = {
+    "Alpha_1": {"n_left": 100, "n_right": 50, "n_edges": 400},
+    "Beta%2": {"n_left": 10, "n_right": 1000, "n_edges": 30},
+    "Gamma&3": {"n_left": 7, "n_right": 9, "n_edges": 20},
+    "Delta": {"n_left": 3, "n_right": 4, "n_edges": 5},
+}
+DATASETS = ["Alpha_1", "Beta%2", "Gamma&3", "Delta", "Epsilon"]  # Epsilon: no rows at all
+
+
+def scenario(with_mismatch: bool = True) -> list[dict]:
+    def ok(ds, rid, algo, count=10, fp=FP_A):
+        return make_row(ds, rid, algo_s=algo, count=count, fingerprint=fp, graph=G[ds])
+
+    rows = [
+        ok("Alpha_1", "imbea", [4.0, 5.0, 6.0]),
+        ok("Alpha_1", "parmbe-p1", [3.0]),
+        ok("Alpha_1", "parmbe-p2", [2.0, 2.2, 1.8]),
+        ok("Alpha_1", "parmbe-p10", [0.9]),
+        ok("Alpha_1", "cumbe-cuMBE", [0.5, 0.4, 0.6]),
+        ok("Alpha_1", "cumbe-cuMBE-instr", [100.0]),  # slow instrumented build: never "the" time
+        make_row("Beta%2", "imbea", "timeout", timeout_s=600),
+        ok("Beta%2", "parmbe-p1", [8.0], count=3),
+        make_row("Beta%2", "parmbe-p2", "error", message="MemoryError: boom | again"),
+        ok("Beta%2", "cumbe-cuMBE", [2.0], count=3),
+        ok("Gamma&3", "imbea", [9.0], count=4),
+        ok("Gamma&3", "parmbe-p1", [6.0], count=4),
+        ok("Gamma&3", "parmbe-p2", [3.0], count=4),
+        make_row("Gamma&3", "cumbe-cuMBE", "skipped", message="no CUDA device"),
+        make_row("Gamma&3", "cumbe-cuMBE-instr", "skipped", message="no CUDA device"),
+        ok("Delta", "imbea", [1.4], count=7),
+        ok("Delta", "parmbe-p2", [0.35], count=8 if with_mismatch else 7),
+        ok("Delta", "cumbe-cuMBE", [0.7], count=7),
+        ok("Delta", "cumbe-noWS-instr", [0.9], count=7, fp=FP_B if with_mismatch else FP_A),
+    ]
+    return rows
+
+
+def _row(df, ds):
+    return df[df["dataset"] == ds].iloc[0]
+
+
+# --------------------------------------------------------------------------- summary
+
+
+def test_summary_table_cells():
+    df = tables.summary_table(scenario(), DATASETS)
+    assert list(df["dataset"]) == DATASETS
+    assert list(df.columns[:7]) == ["dataset", "|U|", "|V|", "|E|", "density", "count",
+                                    "fingerprint"]
+    # run ids in a sensible order: numeric process counts, instrumented last
+    rid_cols = list(df.columns[7:-2])
+    assert rid_cols == ["imbea", "parmbe-p1", "parmbe-p2", "parmbe-p10", "cumbe-cuMBE",
+                        "cumbe-cuMBE-instr", "cumbe-noWS-instr"]
+    a = _row(df, "Alpha_1")
+    assert (a["|U|"], a["|V|"], a["|E|"]) == (100, 50, 400)
+    assert a["density"] == pytest.approx(2 * 400 / (100 * 50))
+    assert a["count"] == 10 and a["fingerprint"] == FP_A and a["agree"] is True
+    assert a["imbea"] == pytest.approx(5.0)
+    assert a["cumbe-cuMBE"] == pytest.approx(0.5)
+    b = _row(df, "Beta%2")
+    assert b["imbea"] == "timeout (600 s)"
+    assert b["parmbe-p2"].startswith("error: MemoryError: boom")
+    assert b["parmbe-p10"] == "not run"
+    g = _row(df, "Gamma&3")
+    assert g["cumbe-cuMBE"] == "skipped: no CUDA device"
+    d = _row(df, "Delta")
+    assert d["agree"] is False
+    assert "parmbe-p2 -> 8" in d["mismatch"] and FP_B in d["mismatch"]
+    e = _row(df, "Epsilon")
+    assert e["agree"] is None and e["imbea"] == "not run"
+
+
+def test_summary_markdown_marks_mismatch(tmp_path):
+    df = tables.summary_table(scenario(), DATASETS)
+    tables.write_summary(df, tmp_path / "s.csv", tmp_path / "s.md")
+    md = (tmp_path / "s.md").read_text()
+    assert "**MISMATCH**" in md
+    delta_line = next(ln for ln in md.splitlines() if ln.startswith("| **Delta**"))
+    assert "**MISMATCH**" in delta_line
+    alpha_line = next(ln for ln in md.splitlines() if ln.startswith("| Alpha_1"))
+    assert alpha_line.rstrip().endswith("| yes |")
+    _check_md_table(md)
+    back = pd.read_csv(tmp_path / "s.csv")
+    assert list(back["dataset"]) == DATASETS
+    assert not list(tmp_path.glob(".*tmp"))  # atomic writes leave nothing behind
+
+    clean = tables.summary_table(scenario(with_mismatch=False), DATASETS)
+    tables.write_summary(clean, tmp_path / "c.csv", tmp_path / "c.md")
+    assert "MISMATCH" not in (tmp_path / "c.md").read_text()
+
+
+def _check_md_table(md: str) -> None:
+    lines = [ln for ln in md.splitlines() if ln.startswith("|")]
+    assert len(lines) >= 3
+    widths = {len(re.findall(r"(?<!\\)\|", ln)) for ln in lines}
+    assert len(widths) == 1, "every Markdown table line has the same number of cells"
+
+
+# --------------------------------------------------------------------------- agreement
+
+
+def test_check_agreement():
+    with pytest.raises(tables.CountMismatchError) as e:
+        tables.check_agreement(scenario())
+    lines = str(e.value).splitlines()
+    assert "Delta" in lines[0] and "Alpha_1" not in lines[0]
+    (delta,) = [ln for ln in lines[1:] if ln.startswith("Delta:")]
+    assert "parmbe-p2 -> 8 (" in delta
+    assert "cumbe-noWS-instr -> 7 (" + FP_B in delta  # instrumented runs count for agreement
+    assert "imbea" in delta
+    tables.check_agreement(scenario(with_mismatch=False))  # no exception
+
+
+# --------------------------------------------------------------------------- Table I
+
+
+def _geo(xs):
+    return math.prod(xs) ** (1.0 / len(xs))
+
+
+def test_speedup_table_values():
+    df = tables.speedup_table(scenario(), DATASETS)
+    assert list(df["dataset"]) == [*DATASETS, "geometric mean"]
+    timed = [c for c in df.columns if c.endswith(" [s]") and " min " not in c
+             and " max " not in c]
+    assert timed == ["iMBEA [s]", "ParMBE p=1 [s]", "ParMBE p=2 [s]", "ParMBE p=10 [s]",
+                     "cuMBE [s]"]
+    a = _row(df, "Alpha_1")
+    assert a["maximal bicliques"] == 10
+    assert a["cuMBE [s]"] == pytest.approx(0.5)  # not the instrumented 100 s
+    assert (a["cuMBE min [s]"], a["cuMBE max [s]"]) == (0.4, 0.6)
+    assert (a["iMBEA min [s]"], a["iMBEA max [s]"]) == (4.0, 6.0)
+    assert a["cuMBE vs iMBEA"] == pytest.approx(10.0)
+    assert a["cuMBE vs ParMBE p=2"] == pytest.approx(4.0)
+    assert a["cuMBE vs ParMBE p=10"] == pytest.approx(1.8)
+    b = _row(df, "Beta%2")
+    assert b["iMBEA [s]"] == "timeout (600 s)"
+    assert math.isnan(b["cuMBE vs iMBEA"])
+    assert b["cuMBE vs ParMBE p=1"] == pytest.approx(4.0)
+    assert str(b["ParMBE p=2 [s]"]).startswith("error:")
+    g = _row(df, "Gamma&3")
+    assert g["cuMBE [s]"] == "skipped: no CUDA device"
+    assert math.isnan(g["cuMBE vs iMBEA"]) and math.isnan(g["cuMBE vs ParMBE p=1"])
+    d = _row(df, "Delta")
+    assert d["agree"] is False and "8" in str(d["maximal bicliques"])
+
+    geo = _row(df, "geometric mean")
+    # independently: only datasets where both times exist
+    assert geo["cuMBE vs iMBEA"] == pytest.approx(_geo([5.0 / 0.5, 1.4 / 0.7]))
+    assert geo["cuMBE vs ParMBE p=1"] == pytest.approx(_geo([3.0 / 0.5, 8.0 / 2.0]))
+    assert geo["cuMBE vs ParMBE p=2"] == pytest.approx(_geo([2.0 / 0.5, 0.35 / 0.7]))
+    assert geo["cuMBE vs ParMBE p=10"] == pytest.approx(1.8)
+    assert df.attrs["geomean_n"]["cuMBE vs iMBEA"] == 2
+
+
+def test_speedup_writers(tmp_path):
+    df = tables.speedup_table(scenario(), DATASETS)
+    tables.write_speedup(df, tmp_path / "t.csv", tmp_path / "t.md", tmp_path / "t.tex")
+    csv = pd.read_csv(tmp_path / "t.csv")
+    assert "cuMBE min [s]" in csv.columns and "iMBEA max [s]" in csv.columns
+    assert csv["dataset"].iloc[-1] == "geometric mean"
+
+    md = (tmp_path / "t.md").read_text()
+    _check_md_table(md)
+    assert "**MISMATCH**" in md
+    assert re.search(r"\| \*\*Delta\*\* \|.*MISMATCH", md)
+    assert "timeout (600 s)" in md and "skipped: no CUDA device" in md
+    assert "10.00×" in md
+    assert "MemoryError: boom \\| again" in md  # a pipe in a message cannot break the table
+
+    tex = (tmp_path / "t.tex").read_text()
+    _check_tex(tex)
+    assert r"Alpha\_1" in tex and r"Beta\%2" in tex and r"Gamma\&3" in tex
+    assert "Alpha_1" not in tex.replace(r"Alpha\_1", "")
+    assert r"\textbf{Delta}" in tex and "mismatch" in tex
+    assert "toprule" not in tex and "booktabs" not in tex
+
+
+def _check_tex(tex: str) -> None:
+    body = [ln for ln in tex.splitlines() if not ln.startswith("%")]
+    assert body[0].startswith(r"\begin{tabular}{") and body[-1] == r"\end{tabular}"
+    spec = re.match(r"\\begin\{tabular\}\{([lrc]+)\}", body[0]).group(1)
+    depth = 0
+    for ch in re.sub(r"\\[{}]", "", tex):
+        depth += {"{": 1, "}": -1}.get(ch, 0)
+        assert depth >= 0
+    assert depth == 0, "braces balance"
+    for ln in body[1:-1]:
+        if ln in (r"\hline",) or ln.startswith(r"\multicolumn"):
+            continue
+        assert ln.endswith(r" \\")
+        cells = re.split(r"(?<!\\)&", ln[: -len(r" \\")])
+        assert len(cells) == len(spec), ln
+        for c in cells:
+            assert not re.search(r"(?<!\\)[%_#]", c), c  # specials escaped
+
+
+@pytest.mark.skipif(shutil.which("pdflatex") is None, reason="needs pdflatex")
+def test_tex_compiles(tmp_path):  # pragma: no cover - only where LaTeX is installed
+    df = tables.speedup_table(scenario(), DATASETS)
+    tables.write_speedup(df, tmp_path / "t.csv", tmp_path / "t.md", tmp_path / "t.tex")
+    (tmp_path / "doc.tex").write_text(
+        "\\documentclass{article}\\usepackage[T1]{fontenc}\\begin{document}"
+        "\\resizebox{\\textwidth}{!}{\\input{t.tex}}\\end{document}\n".replace(
+            "\\begin{document}", "\\usepackage{graphicx}\\begin{document}"))
+    subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "doc.tex"],
+                   cwd=tmp_path, check=True, capture_output=True, timeout=60)
+
+
+# --------------------------------------------------------------------------- CLI hook
+
+
+def test_write_all_writes_then_raises(tmp_path):
+    out = tmp_path / "tables"
+    with pytest.raises(tables.CountMismatchError, match="Delta"):
+        tables.write_all(scenario(), DATASETS, out)
+    for name in ("summary.csv", "summary.md", "speedup.csv", "speedup.md", "speedup.tex"):
+        assert (out / name).is_file(), name
+    assert "**MISMATCH**" in (out / "summary.md").read_text()
+    assert "**MISMATCH**" in (out / "speedup.md").read_text()
+
+    paths = tables.write_all(scenario(with_mismatch=False), DATASETS, tmp_path / "ok")
+    assert [p.name for p in paths] == ["summary.csv", "summary.md", "speedup.csv",
+                                       "speedup.md", "speedup.tex"]
+    assert all(p.is_file() for p in paths)
+    assert "MISMATCH" not in (tmp_path / "ok" / "speedup.md").read_text()
+
+
+def test_no_gpu_no_parmbe():
+    rows = [make_row("A", "imbea", algo_s=[1.0])]
+    df = tables.speedup_table(rows, ["A"])
+    assert list(df["dataset"]) == ["A", "geometric mean"]
+    assert _row(df, "A")["cuMBE [s]"] == "not run"
+    assert math.isnan(_row(df, "geometric mean")["cuMBE vs iMBEA"])
+    tables.speedup_latex(df)  # renders without any speedup
+
+
+def test_report_captions_are_valid_rst(repo_dir):
+    docutils_core = pytest.importorskip("docutils.core")
+    import io
+
+    names = {p.name for p in (repo_dir / "workflow" / "report").glob("*.rst")}
+    assert {"workflow.rst", "summary.rst", "speedup.rst", "workload.rst", "breakdown.rst",
+            "scaling.rst"} <= names
+    for name in sorted(names):
+        err = io.StringIO()
+        text = (repo_dir / "workflow" / "report" / name).read_text()
+        docutils_core.publish_doctree(text, settings_overrides={"warning_stream": err,
+                                                                 "report_level": 2})
+        assert err.getvalue() == "", f"{name}: {err.getvalue()}"
