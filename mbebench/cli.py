@@ -130,6 +130,10 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit:
         raise
     except Exception as e:  # one clear line for the user; the traceback helps nobody here
-        print(f"error: {e}".splitlines()[0], file=sys.stderr)
+        from mbebench.tables import CountMismatchError
+
+        text = f"error: {e}"
+        # a mismatch lists every disagreeing dataset: those lines are the point
+        print(text if isinstance(e, CountMismatchError) else text.splitlines()[0], file=sys.stderr)
         return 1
     return 0

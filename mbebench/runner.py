@@ -141,6 +141,8 @@ def run(
         "peak_rss_bytes": None,
         "graph": None,
         "stats": {},
+        # numba's CUDA simulator runs kernels on the CPU: counts are real, times are not GPU times
+        "simulated": (env or {}).get("NUMBA_ENABLE_CUDASIM") == "1",
     }
     with tempfile.TemporaryDirectory(prefix="mbe-run-") as tmp:
         out = Path(tmp) / "result.json"

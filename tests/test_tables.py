@@ -265,3 +265,13 @@ def test_report_captions_are_valid_rst(repo_dir):
         docutils_core.publish_doctree(text, settings_overrides={"warning_stream": err,
                                                                  "report_level": 2})
         assert err.getvalue() == "", f"{name}: {err.getvalue()}"
+
+
+def test_simulated_gpu_rows_give_no_gpu_time_or_speedup():
+    sim = make_row("Delta", "cumbe-cuMBE", algo_s=[0.01], graph=G["Delta"])
+    sim["simulated"] = True
+    rows = [make_row("Delta", "imbea", algo_s=[2.0], graph=G["Delta"]), sim]
+    df = tables.speedup_table(rows, ["Delta"])
+    rec = df.set_index("dataset").loc["Delta"]
+    assert rec["cuMBE [s]"] == tables.SIMULATED
+    assert math.isnan(rec["cuMBE vs iMBEA"])
