@@ -35,6 +35,11 @@ class RunSpec:
     timeout_s: float = 3600.0
     simulate: bool = False
     require_gpu: bool = False
+    # None: every dataset; else only these (e.g. keep the slow CUDA simulator to small graphs)
+    datasets: tuple[str, ...] | None = None
+
+    def applies_to(self, dataset: str) -> bool:
+        return self.datasets is None or dataset in self.datasets
 
 
 def konect_url(base_url: str, konect_name: str) -> str:
@@ -69,9 +74,14 @@ def dataset_source(config: dict, name: str) -> Source:
 def _engine_common(config: dict, engine: str) -> dict:
     engines = config["engines"]
     section = engines.get(engine) or {}
+    only = section.get("datasets") or []
+    unknown = [d for d in only if d not in config["datasets"]]
+    if unknown:
+        raise ConfigError(f"engines.{engine}.datasets names unknown dataset(s): {', '.join(unknown)}")
     return {
         "repeats": int(section.get("repeats", engines["repeats"])),
         "timeout_s": float(section.get("timeout_s", engines["timeout_s"])),
+        "datasets": tuple(only) or None,
     }
 
 
@@ -82,7 +92,7 @@ def parmbe_processes(requested: list[int], cores: int) -> list[int]:
 
 
 def plan_runs(config: dict, cores: int | None = None) -> dict[str, RunSpec]:
-    """run_id -> RunSpec for every enabled engine run (same for every dataset)."""
+    """run_id -> RunSpec for every enabled engine run (see RunSpec.applies_to)."""
     cores = cores or os.cpu_count() or 1
     engines = config["engines"]
     runs: dict[str, RunSpec] = {}
@@ -131,3 +141,13 @@ def plan_runs(config: dict, cores: int | None = None) -> dict[str, RunSpec]:
     if not runs:
         raise ConfigError("no engine is enabled in the config's 'engines' section")
     return runs
+
+
+def planned_rows(config: dict, datasets: list[str], runs: dict[str, RunSpec]) -> list[str]:
+    """The result-row paths the aggregate step waits for."""
+    return [
+        f"results/runs/{d}/{run_id}.json"
+        for d in datasets
+        for run_id, spec in runs.items()
+        if spec.applies_to(d)
+    ]

@@ -86,10 +86,16 @@ def test_pipeline_produces_every_table_and_plot(smoke_run):
 def test_every_engine_matches_the_oracle(smoke_run):
     test_dir = smoke_run / ".test"
     cfg = yaml.safe_load((test_dir / "config" / "config.yaml").read_text())
+    gpu_datasets = cfg["engines"]["cumbe"]["datasets"]
+    assert gpu_datasets  # the simulator must check something
     for name, entry in cfg["datasets"].items():
         g, (count, fp) = _reference(_edge_text(test_dir, name, entry))
         rows = [json.loads(p.read_text()) for p in (test_dir / "results" / "runs" / name).glob("*.json")]
-        assert len(rows) >= 10, name  # imbea, parmbe, 4 cuMBE variants x 2 builds
+        engines = {r["engine"] for r in rows}
+        expected = {"imbea", "parmbe"} | ({"cumbe"} if name in gpu_datasets else set())
+        assert engines == expected, name
+        if name in gpu_datasets:  # 4 variants x (timed, instrumented)
+            assert sum(r["engine"] == "cumbe" for r in rows) == 8, name
         for row in rows:
             assert row["status"] == "ok", (name, row["run_id"], row["message"])
             assert (row["count"], row["fingerprint"]) == (count, to_hex(fp)), (name, row["run_id"])

@@ -135,3 +135,16 @@ def test_smoke_config_is_valid_and_small():
         src = plan.dataset_source(cfg, name)
         local = src.location.removeprefix("konect/") if src.kind == "url" else src.location
         assert (REPO / ".test" / (src.location if src.kind == "path" else "konect/" + local)).is_file()
+
+
+def test_engine_dataset_filter_limits_rows():
+    cfg = load()
+    cfg["engines"]["cumbe"]["datasets"] = ["Marvel"]
+    runs = plan.plan_runs(cfg, cores=2)
+    rows = plan.planned_rows(cfg, ["Marvel", "Unicode"], runs)
+    assert "results/runs/Marvel/cumbe-noRS.json" in rows
+    assert "results/runs/Unicode/cumbe-noRS.json" not in rows
+    assert "results/runs/Unicode/imbea.json" in rows
+    cfg["engines"]["cumbe"]["datasets"] = ["Atlantis"]
+    with pytest.raises(plan.ConfigError, match="Atlantis"):
+        plan.plan_runs(cfg, cores=2)

@@ -1,4 +1,5 @@
 import json
+import math
 import re
 
 from snakemake.utils import validate
@@ -21,7 +22,7 @@ PLOTS = expand(
     name=["workload", "breakdown", "scaling"],
     ext=["png", "pdf"],
 )
-ROWS = expand("results/runs/{dataset}/{run_id}.json", dataset=DATASETS, run_id=RUN_IDS)
+ROWS = plan.planned_rows(config, DATASETS, RUNS)
 
 
 wildcard_constraints:
@@ -61,3 +62,16 @@ def run_args(wildcards):
     if spec.require_gpu:
         args.append("--require-gpu")
     return " ".join(args)
+
+
+# Cluster requests for one engine run (used by executors such as SLURM; a local
+# run is limited by them only when --resources mem_mb=... is given).
+def run_runtime_min(wildcards):
+    """Minutes: the run's own timeout plus start-up, so the runner, not the
+    scheduler, kills a slow run and records it as a 'timeout' row."""
+    return math.ceil(run_spec(wildcards).timeout_s / 60) + 15
+
+
+def run_mem_mb(wildcards, input, threads):
+    """MB: interpreter and JIT per process plus a few copies of the CSR graph."""
+    return int(1500 + 500 * threads + 8 * input.size_mb)

@@ -8,6 +8,8 @@ rule run_engine:
     threads: lambda wc: run_spec(wc).threads
     resources:
         gpu=lambda wc: run_spec(wc).gpu,
+        runtime=run_runtime_min,
+        mem_mb=run_mem_mb,
     log:
         "logs/runs/{dataset}/{run_id}.log",
     conda:

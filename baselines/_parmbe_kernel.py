@@ -1,0 +1,426 @@
+"""Numba kernel of ParMBE: the per-vertex subproblems, MineLMBC inside each.
+
+Notation.  ``U`` is the side we split on (its CSR arrays ``uo``/``ui``), ``V``
+the other side (``vo``/``vi``).  ``rank`` orders ``U`` by (degree, id).  A
+maximal biclique is a closed pair (A, B), A ⊆ U, B ⊆ V, B = Γ(A), A = Γ(B), both
+non-empty.  It belongs to the subproblem of the lowest-rank vertex v of A.
+
+Subproblem of v (all of it lives inside N(v), whose vertices get local ids
+0..d-1 by position in v's sorted neighbour list):
+
+* X0 = closure({v}) = {u : N(v) ⊆ N(u)}.  If X0 holds a vertex of lower rank
+  than v, every closed A ∋ v does too (A ⊇ X0), so the subproblem is empty.
+  Otherwise (X0, N(v)) is reported.
+* tail = {u ∈ N2(v) \\ X0 : rank(u) > rank(v)}: every other vertex of a closed
+  A with min-rank v is adjacent to some vertex of Γ(A) ⊆ N(v), so it is in N2(v).
+* MineLMBC node (X, Γ(X), tail): tail sorted by ascending |N(w) ∩ Γ(X)|; for
+  each w in that order, removed from the tail first: Γ' = Γ(X) ∩ N(w) and the
+  closure Y = Γ(Γ').  The branch is kept iff Y \\ (X ∪ {w}) ⊆ remaining tail;
+  then (Y, Γ') is reported and the node (Y, Γ', remaining tail \\ Y) searched.
+  Every closed Z ⊋ X with Z \\ X ⊆ tail is reached exactly once: through its
+  first tail vertex in the node's order.
+
+Implementation of the branch test.  While building the child's tail we count
+|N(u) ∩ Γ'| for every u of the remaining tail; those with count |Γ'| are the
+part of Y in the tail ("absorbed").  X ∪ {w} ∪ absorbed ⊆ Y always, so the
+branch is kept iff |Y| = |X| + 1 + |absorbed|.  |Y| = |∩_{y∈Γ'} N(y)| is
+counted by intersecting the global neighbour lists of Γ' starting from the
+shortest one, stopping as soon as the running intersection has shrunk to that
+size.  No "Q" (excluded) set is kept at all, so a hub on the V side, which
+makes every vertex's excluded set huge, costs nothing here.
+
+Tail vertices whose count equals |Γ'| and whose whole current list equals Γ'
+would give the very same Γ' later and fail the test (w is no longer in the
+tail then); they are flagged and skipped (iMBEA's pruning).
+
+Task decomposition: a task is a list of (v, k, K): run the subproblem of v but
+only the first-level branches i with i % K == k (K = 1: the whole subproblem;
+the top biclique (X0, N(v)) is reported by k == 0 only).  With K == 1 and a
+first-level tail longer than ``split_threshold`` the subproblem is not run but
+reported in ``splits_out`` (v, tail size) so that the caller schedules it as
+K > 1 tasks.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from mbebench.fingerprint import combine_nb, left_elem_nb, right_elem_nb
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _elem(x, is_left):
+    if is_left:
+        return left_elem_nb(x)
+    return right_elem_nb(x)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _hash(sum_u, sum_v, u_is_left):
+    if u_is_left:
+        return combine_nb(sum_u, sum_v)
+    return combine_nb(sum_v, sum_u)
+
+
+@njit(cache=True, nogil=True)
+def _grow_i32(a, n):
+    b = np.empty(n, np.int32)
+    b[: a.shape[0]] = a
+    return b
+
+
+@njit(cache=True, nogil=True)
+def _grow_i64(a, n):
+    b = np.empty(n, np.int64)
+    b[: a.shape[0]] = a
+    return b
+
+
+@njit(cache=True, nogil=True)
+def _grow_u8(a, n):
+    b = np.zeros(n, np.uint8)
+    b[: a.shape[0]] = a
+    return b
+
+
+@njit(cache=True, nogil=True)
+def _sort_slots(vid, aoff, alen, lo, hi):
+    """Stable sort of slots [lo, hi) by ascending alen."""
+    n = hi - lo
+    if n <= 24:
+        for a in range(lo + 1, hi):
+            kv = vid[a]
+            ko = aoff[a]
+            kl = alen[a]
+            b = a - 1
+            while b >= lo and alen[b] > kl:
+                vid[b + 1] = vid[b]
+                aoff[b + 1] = aoff[b]
+                alen[b + 1] = alen[b]
+                b -= 1
+            vid[b + 1] = kv
+            aoff[b + 1] = ko
+            alen[b + 1] = kl
+    else:
+        order = np.argsort(alen[lo:hi], kind="mergesort")
+        tv = vid[lo:hi].copy()
+        to = aoff[lo:hi].copy()
+        tl = alen[lo:hi].copy()
+        for a in range(n):
+            o = order[a]
+            vid[lo + a] = tv[o]
+            aoff[lo + a] = to[o]
+            alen[lo + a] = tl[o]
+
+
+@njit(cache=True, nogil=True)
+def _closure_is(vo, vi, ui, base, adj, lo, ln, target, buf):
+    """True iff |∩_{j ∈ adj[lo:lo+ln]} N(ui[base + j])| == target.
+
+    The intersection always holds at least ``target`` vertices (X, w and the
+    absorbed tail vertices), so we stop as soon as it is down to ``target``.
+    """
+    best = lo
+    bd = vo[ui[base + adj[lo]] + 1] - vo[ui[base + adj[lo]]]
+    for e in range(lo + 1, lo + ln):
+        y = ui[base + adj[e]]
+        dy = vo[y + 1] - vo[y]
+        if dy < bd:
+            bd = dy
+            best = e
+    if bd <= target:
+        return True
+    yb = ui[base + adj[best]]
+    s = vo[yb]
+    m = 0
+    for t in range(bd):
+        buf[t] = vi[s + t]
+    m = bd
+    for e in range(lo, lo + ln):
+        if e == best:
+            continue
+        y = ui[base + adj[e]]
+        p = vo[y]
+        s1 = vo[y + 1]
+        nm = 0
+        if s1 - p > 16 * m:
+            for t in range(m):
+                x = buf[t]
+                # binary search for x in vi[p:s1]
+                a = p
+                b = s1
+                while a < b:
+                    mid = (a + b) >> 1
+                    if vi[mid] < x:
+                        a = mid + 1
+                    else:
+                        b = mid
+                p = a
+                if p < s1 and vi[p] == x:
+                    buf[nm] = x
+                    nm += 1
+        else:
+            for t in range(m):
+                x = buf[t]
+                while p < s1 and vi[p] < x:
+                    p += 1
+                if p < s1 and vi[p] == x:
+                    buf[nm] = x
+                    nm += 1
+        m = nm
+        if m <= target:
+            return True
+    return m <= target
+
+
+@njit(cache=True, nogil=True)
+def run_tasks(uo, ui, vo, vi, rank, verts, ks, nks, split_threshold, u_is_left, splits_out):
+    """Run the tasks (verts[t], ks[t], nks[t]); see the module docstring.
+
+    Returns (count, fingerprint, n_splits); the first n_splits rows of
+    ``splits_out`` (int64[len(verts), 2]) hold (v, tail size) of the
+    subproblems that were too big to run unsplit.
+    """
+    n_u = uo.shape[0] - 1
+    n_v = vo.shape[0] - 1
+    count = np.int64(0)
+    fp = np.uint64(0)
+    nsplit = 0
+    v_is_left = not u_is_left
+
+    maxd = 1
+    for t in range(verts.shape[0]):
+        v = verts[t]
+        d = uo[v + 1] - uo[v]
+        if d > maxd:
+            maxd = d
+    maxdv = 1
+    for y in range(n_v):
+        dy = vo[y + 1] - vo[y]
+        if dy > maxdv:
+            maxdv = dy
+
+    cnt = np.zeros(n_u, np.int32)
+    slot = np.full(n_u, -1, np.int32)
+    touched = np.empty(n_u, np.int32)
+    mark = np.zeros(maxd, np.int64)
+    token = np.int64(0)
+    velem = np.empty(maxd, np.uint64)
+    buf = np.empty(maxdv, np.int32)
+
+    vcap = 1024
+    vid = np.empty(vcap, np.int32)
+    aoff = np.empty(vcap, np.int64)
+    alen = np.empty(vcap, np.int32)
+    skip = np.zeros(vcap, np.uint8)
+    acap = 4096
+    adj = np.empty(acap, np.int32)
+
+    fcap = maxd + 2
+    f_sumx = np.empty(fcap, np.uint64)
+    f_nx = np.empty(fcap, np.int64)
+    f_p0 = np.empty(fcap, np.int64)
+    f_np = np.empty(fcap, np.int64)
+    f_i = np.empty(fcap, np.int64)
+    f_step = np.empty(fcap, np.int64)
+    f_vtop = np.empty(fcap, np.int64)
+    f_atop = np.empty(fcap, np.int64)
+    f_atot = np.empty(fcap, np.int64)
+
+    for t in range(verts.shape[0]):
+        v = verts[t]
+        k = ks[t]
+        kk = nks[t]
+        base = uo[v]
+        d = uo[v + 1] - base
+        if d == 0:
+            continue
+        # --- count |N(u) ∩ N(v)| for every u in N2(v) -----------------------
+        ntouched = 0
+        sum_v = np.uint64(0)
+        for j in range(d):
+            y = ui[base + j]
+            velem[j] = _elem(y, v_is_left)
+            sum_v += velem[j]
+            for e in range(vo[y], vo[y + 1]):
+                u = vi[e]
+                if cnt[u] == 0:
+                    touched[ntouched] = u
+                    ntouched += 1
+                cnt[u] += 1
+        rv = rank[v]
+        killed = False
+        sum_x = _elem(v, u_is_left)
+        nx = 1
+        npp = 0
+        tot = 0
+        for idx in range(ntouched):
+            u = touched[idx]
+            if u == v:
+                continue
+            c = cnt[u]
+            if rank[u] < rv:
+                if c == d:
+                    killed = True
+                    break
+            elif c == d:
+                sum_x += _elem(u, u_is_left)
+                nx += 1
+            else:
+                npp += 1
+                tot += c
+        if killed or (kk == 1 and split_threshold >= 0 and npp > split_threshold):
+            if not killed:
+                splits_out[nsplit, 0] = v
+                splits_out[nsplit, 1] = npp
+                nsplit += 1
+            for idx in range(ntouched):
+                cnt[touched[idx]] = 0
+            continue
+        # --- root frame: the tail with its lists restricted to N(v) ---------
+        if npp > vcap:
+            vcap = max(npp, 2 * vcap)
+            vid = _grow_i32(vid, vcap)
+            aoff = _grow_i64(aoff, vcap)
+            alen = _grow_i32(alen, vcap)
+            skip = _grow_u8(skip, vcap)
+        if tot > acap:
+            acap = max(tot, 2 * acap)
+            adj = _grow_i32(adj, acap)
+        s = 0
+        off = 0
+        for idx in range(ntouched):
+            u = touched[idx]
+            c = cnt[u]
+            if u != v and rank[u] > rv and c < d:
+                vid[s] = u
+                aoff[s] = off
+                alen[s] = 0
+                skip[s] = 0
+                slot[u] = s
+                s += 1
+                off += c
+        for j in range(d):
+            y = ui[base + j]
+            for e in range(vo[y], vo[y + 1]):
+                si = slot[vi[e]]
+                if si >= 0:
+                    adj[aoff[si] + alen[si]] = j
+                    alen[si] += 1
+        for idx in range(ntouched):
+            u = touched[idx]
+            cnt[u] = 0
+            slot[u] = -1
+        if k == 0:
+            count += 1
+            fp += _hash(sum_x, sum_v, u_is_left)
+        if npp == 0:
+            continue
+        _sort_slots(vid, aoff, alen, 0, npp)
+        depth = 0
+        f_sumx[0] = sum_x
+        f_nx[0] = nx
+        f_p0[0] = 0
+        f_np[0] = npp
+        f_i[0] = k
+        f_step[0] = kk
+        f_vtop[0] = npp
+        f_atop[0] = tot
+        f_atot[0] = tot
+        # --- depth-first search, explicit stack -----------------------------
+        while depth >= 0:
+            i = f_i[depth]
+            if i >= f_np[depth]:
+                depth -= 1
+                continue
+            f_i[depth] = i + f_step[depth]
+            p0 = f_p0[depth]
+            ws = p0 + i
+            if skip[ws]:
+                continue
+            lo = aoff[ws]
+            ln = alen[ws]
+            token += 1
+            for e in range(lo, lo + ln):
+                mark[adj[e]] = token
+            vtop = f_vtop[depth]
+            atop = f_atop[depth]
+            pend = p0 + f_np[depth]
+            need_v = vtop + (pend - ws)
+            if need_v > vcap:
+                vcap = max(need_v, 2 * vcap)
+                vid = _grow_i32(vid, vcap)
+                aoff = _grow_i64(aoff, vcap)
+                alen = _grow_i32(alen, vcap)
+                skip = _grow_u8(skip, vcap)
+            need_a = atop + f_atot[depth]
+            if need_a > acap:
+                acap = max(need_a, 2 * acap)
+                adj = _grow_i32(adj, acap)
+            # child tail: remaining tail filtered to Γ' (= w's list)
+            sum_x = f_sumx[depth] + _elem(vid[ws], u_is_left)
+            nx = f_nx[depth] + 1
+            cp0 = vtop
+            a0 = atop
+            for s in range(ws + 1, pend):
+                al = alen[s]
+                so = aoff[s]
+                c = 0
+                for e in range(so, so + al):
+                    x = adj[e]
+                    if mark[x] == token:
+                        adj[atop + c] = x
+                        c += 1
+                if c == ln:
+                    sum_x += _elem(vid[s], u_is_left)
+                    nx += 1
+                    if al == ln:
+                        skip[s] = 1
+                elif c > 0:
+                    vid[vtop] = vid[s]
+                    aoff[vtop] = atop
+                    alen[vtop] = c
+                    skip[vtop] = 0
+                    vtop += 1
+                    atop += c
+            # maximality / first-generation test: |Γ(Γ')| == |X'|
+            if not _closure_is(vo, vi, ui, base, adj, lo, ln, nx, buf):
+                continue
+            sv = np.uint64(0)
+            for e in range(lo, lo + ln):
+                sv += velem[adj[e]]
+            count += 1
+            fp += _hash(sum_x, sv, u_is_left)
+            np2 = vtop - cp0
+            if np2 > 0:
+                _sort_slots(vid, aoff, alen, cp0, vtop)
+                depth += 1
+                f_sumx[depth] = sum_x
+                f_nx[depth] = nx
+                f_p0[depth] = cp0
+                f_np[depth] = np2
+                f_i[depth] = 0
+                f_step[depth] = 1
+                f_vtop[depth] = vtop
+                f_atop[depth] = atop
+                f_atot[depth] = atop - a0
+    return count, fp, nsplit
+
+
+@njit(cache=True, nogil=True)
+def tail_estimates(uo, ui, vo, vi, rank):
+    """Per U vertex: number of wedges v - y - u with rank(u) > rank(v) (a cheap
+    upper bound of the work of the subproblem's first level)."""
+    n_u = uo.shape[0] - 1
+    est = np.zeros(n_u, np.int64)
+    for v in range(n_u):
+        rv = rank[v]
+        s = 0
+        for e in range(uo[v], uo[v + 1]):
+            y = ui[e]
+            for f in range(vo[y], vo[y + 1]):
+                if rank[vi[f]] > rv:
+                    s += 1
+        est[v] = s
+    return est

@@ -1,0 +1,319 @@
+"""ParMBE (baselines/parmbe.py): exactness against the brute-force oracle, the
+task decomposition (splits), the process pool, and clean shutdown."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from baselines import parmbe
+from mbebench.csr import from_edges, read_csr, write_csr
+from mbebench.oracle import count_and_fingerprint
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def graph_from_matrix(m: np.ndarray):
+    m = np.asarray(m, dtype=bool)
+    left, right = np.nonzero(m)
+    return from_edges(left, right, m.shape[0], m.shape[1])
+
+
+def random_graph(rng, n_left, n_right, p):
+    return graph_from_matrix(rng.random((n_left, n_right)) < p)
+
+
+def hub_graph(n_left=40, n_right=60, m=120, hubs=2, hub_deg=30, seed=0):
+    """Sparse random graph plus a few vertices of very high degree on both sides."""
+    rng = np.random.default_rng(seed)
+    lft = [rng.integers(0, n_left, m)]
+    rgt = [rng.integers(0, n_right, m)]
+    for h in range(hubs):
+        k = min(hub_deg, n_right)
+        lft.append(np.full(k, h))
+        rgt.append(rng.choice(n_right, k, replace=False))
+        k = min(hub_deg, n_left)
+        rgt.append(np.full(k, h))
+        lft.append(rng.choice(n_left, k, replace=False))
+    return from_edges(np.concatenate(lft), np.concatenate(rgt), n_left, n_right)
+
+
+@pytest.fixture(scope="module")
+def pool():
+    with parmbe.ParMBEPool(2) as p:
+        yield p
+
+
+@st.composite
+def small_graphs(draw):
+    n_left = draw(st.integers(0, 9))
+    n_right = draw(st.integers(0, 12))
+    p = draw(st.sampled_from([0.1, 0.3, 0.5, 0.7, 0.9]))
+    seed = draw(st.integers(0, 2**32 - 1))
+    return random_graph(np.random.default_rng(seed), n_left, n_right, p)
+
+
+# --- in-process: the very same decomposition, many graphs ------------------
+
+
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    g=small_graphs(),
+    threshold=st.sampled_from([-1, 0, 1, 2, 3, 2048]),
+    side=st.sampled_from(["smaller", "larger", "left", "right"]),
+)
+def test_serial_matches_oracle(g, threshold, side):
+    res = parmbe.run_serial(g, split_threshold=threshold, side=side)
+    assert (res.count, res.fingerprint) == count_and_fingerprint(g)
+
+
+def test_serial_splits_happen():
+    g = hub_graph(n_left=14, n_right=30, m=40, hubs=2, hub_deg=12, seed=3)
+    res = parmbe.run_serial(g, split_threshold=1)
+    assert res.stats["split_tasks"] > 0
+    assert (res.count, res.fingerprint) == count_and_fingerprint(g)
+
+
+# --- explicit graphs ---------------------------------------------------------
+
+EXPLICIT = {
+    "empty-0x0": np.zeros((0, 0), bool),
+    "no-edges-3x4": np.zeros((3, 4), bool),
+    "single-edge": np.ones((1, 1), bool),
+    "star-left-centre": np.ones((1, 7), bool),
+    "star-right-centre": np.ones((7, 1), bool),
+    "K_3x5": np.ones((3, 5), bool),
+    "K_6x2": np.ones((6, 2), bool),
+    "isolated": np.pad(np.eye(3, dtype=bool) | np.eye(3, k=1, dtype=bool), ((2, 1), (0, 3))),
+    "crown-5": ~np.eye(5, dtype=bool),
+}
+EXPECTED_COUNT = {
+    "empty-0x0": 0,
+    "no-edges-3x4": 0,
+    "single-edge": 1,
+    "star-left-centre": 1,
+    "star-right-centre": 1,
+    "K_3x5": 1,
+    "K_6x2": 1,
+    "crown-5": 2**5 - 2,
+}
+
+
+@pytest.mark.parametrize("name", sorted(EXPLICIT))
+def test_explicit_serial(name):
+    g = graph_from_matrix(EXPLICIT[name])
+    expected = count_and_fingerprint(g)
+    if name in EXPECTED_COUNT:
+        assert expected[0] == EXPECTED_COUNT[name]
+    for side in ("left", "right"):
+        for threshold in (-1, 0):
+            res = parmbe.run_serial(g, split_threshold=threshold, side=side)
+            assert (res.count, res.fingerprint) == expected, (side, threshold)
+
+
+def test_explicit_pool(pool):
+    for name, m in EXPLICIT.items():
+        g = graph_from_matrix(m)
+        res = parmbe.run(g, pool=pool, split_threshold=0)
+        assert (res.count, res.fingerprint) == count_and_fingerprint(g), name
+
+
+# --- the process pool ----------------------------------------------------------
+
+
+def test_pool_random_graphs_match_oracle(pool):
+    rng = np.random.default_rng(2024)
+    for i in range(12):
+        g = random_graph(rng, int(rng.integers(1, 14)), int(rng.integers(1, 30)), rng.random())
+        res = parmbe.run(g, pool=pool, split_threshold=[-1, 0, 2][i % 3])
+        assert (res.count, res.fingerprint) == count_and_fingerprint(g), i
+
+
+def test_hub_graph_oracle_and_pool(pool):
+    g = hub_graph(n_left=16, n_right=70, m=60, hubs=2, hub_deg=40, seed=1)
+    expected = count_and_fingerprint(g)
+    res = parmbe.run(g, pool=pool, split_threshold=4)
+    assert (res.count, res.fingerprint) == expected
+    assert res.stats["split_tasks"] > 0
+
+
+def test_split_threshold_does_not_change_result(pool, tmp_path):
+    rng = np.random.default_rng(5)
+    g = random_graph(rng, 60, 90, 0.12)
+    path = tmp_path / "g.csr"
+    write_csr(g, path)
+    g = read_csr(path)
+    ref = parmbe.run_serial(g, split_threshold=-1)
+    assert ref.count > 500
+    seen = set()
+    for threshold in (0, 1, 7, 40, -1):
+        for side in ("left", "right"):
+            res = parmbe.run(g, pool=pool, split_threshold=threshold, side=side)
+            seen.add((res.count, res.fingerprint))
+            if threshold in (0, 1):
+                assert res.stats["split_tasks"] > 0
+    assert seen == {(ref.count, ref.fingerprint)}
+
+
+def test_big_hub_graph_is_fast_and_consistent(pool):
+    # Hubs on both sides make every vertex's 2-hop neighbourhood the whole
+    # side: the shape on which the C++ ParMBE takes minutes.
+    g = hub_graph(n_left=600, n_right=600, m=3000, hubs=2, hub_deg=400, seed=2)
+    t0 = time.perf_counter()
+    a = parmbe.run(g, pool=pool, split_threshold=64)
+    b = parmbe.run(g, pool=pool, split_threshold=-1, side="larger")
+    assert time.perf_counter() - t0 < 30
+    assert a.stats["split_tasks"] > 0
+    assert (a.count, a.fingerprint) == (b.count, b.fingerprint)
+
+
+def test_stats_and_interface(pool):
+    g = random_graph(np.random.default_rng(9), 30, 40, 0.2)
+    res = parmbe.run(g, pool=pool)
+    s = res.stats
+    assert s["processes"] == 2
+    assert len(s["worker_busy_s"]) == len(s["worker_tasks"]) == 2
+    assert sum(s["worker_tasks"]) == s["tasks"] > 0
+    assert s["split_tasks"] == 0 and s["pool_start_s"] > 0
+    assert res.algo_seconds > 0 and res.compile_seconds > 0
+    assert 0 <= res.fingerprint < 2**64
+
+
+def test_registered_engine_with_own_pool():
+    from mbebench.engine import get_engine
+
+    g = random_graph(np.random.default_rng(11), 10, 15, 0.4)
+    res = get_engine("parmbe")(g, processes=2)
+    assert (res.count, res.fingerprint) == count_and_fingerprint(g)
+    assert res.stats["processes"] == 2
+
+
+@pytest.mark.mirror
+def test_ucforum_known_count(konect_mirror, tmp_path, pool):
+    from mbebench.convert import convert
+
+    csr = tmp_path / "ucforum.csr"
+    convert(
+        "opsahl-ucforum",
+        out_csr=csr,
+        out_meta=tmp_path / "ucforum.json",
+        archive=konect_mirror / "download.tsv.opsahl-ucforum.tar.bz2",
+    )
+    g = read_csr(csr)
+    res = parmbe.run(g, pool=pool)
+    assert res.count == 16261  # the published number of maximal bicliques
+    ser = parmbe.run_serial(g, side="larger", split_threshold=50)
+    assert (ser.count, ser.fingerprint) == (res.count, res.fingerprint)
+
+
+# --- shutdown: no orphan survives ---------------------------------------------------
+
+_LONG_JOB = textwrap.dedent(
+    """
+    import sys
+    import numpy as np
+    from baselines import parmbe
+    from mbebench.csr import from_edges
+
+    def main():
+        rng = np.random.default_rng(0)
+        left, right = np.nonzero(rng.random((300, 300)) < 0.5)  # takes hours
+        g = from_edges(left, right, 300, 300)
+        orig = parmbe.ParMBEPool.execute
+
+        def execute(self, *a, **k):
+            print("EXEC", flush=True)
+            return orig(self, *a, **k)
+
+        parmbe.ParMBEPool.execute = execute
+        parmbe.run(g, processes=2)
+        print("DONE", flush=True)
+
+    if __name__ == "__main__":
+        main()
+    """
+)
+
+
+def _children() -> dict[int, list[int]]:
+    kids: dict[int, list[int]] = {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        kids.setdefault(ppid, []).append(int(d))
+    return kids
+
+
+def _descendants(pid: int) -> set[int]:
+    kids = _children()
+    out, todo = set(), [pid]
+    while todo:
+        for c in kids.get(todo.pop(), []):
+            if c not in out:
+                out.add(c)
+                todo.append(c)
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+@pytest.mark.parametrize("how", ["sigterm-parent", "sigint-group"])
+def test_interrupt_leaves_no_orphans(tmp_path, how):
+    script = tmp_path / "long_job.py"
+    script.write_text(_LONG_JOB)
+    env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    proc = subprocess.Popen(
+        [sys.executable, str(script)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+        start_new_session=True,
+    )
+    try:
+        assert proc.stdout.readline().strip() == "EXEC"
+        time.sleep(1.5)  # workers are busy in the kernel now
+        kids = _descendants(proc.pid)
+        busy = [p for p in kids if _alive(p)]
+        assert len(busy) >= 2, "expected the worker processes"
+        if how == "sigterm-parent":
+            os.kill(proc.pid, signal.SIGTERM)
+        else:
+            os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C reaches the whole group
+        rc = proc.wait(timeout=30)
+        assert rc != 0
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline and any(_alive(p) for p in kids):
+            time.sleep(0.1)
+        survivors = [p for p in kids if _alive(p)]
+        assert not survivors, f"orphans left: {survivors}"
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.wait()
