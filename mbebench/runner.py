@@ -192,7 +192,22 @@ def run_and_write(out: str | os.PathLike, **kwargs) -> dict[str, Any]:
     return row
 
 
+def _die_with_parent() -> None:
+    """The child has its own session (so a timeout can kill its group), which also
+    shields it from a kill of Snakemake's group: ask Linux to kill it with its parent."""
+    try:
+        import ctypes
+
+        pr_set_pdeathsig = 1
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL)
+    except OSError:  # not Linux/glibc: the orphan finishes, its result is never read
+        pass
+    if os.getppid() == 1:  # the parent died before prctl took effect
+        os._exit(1)
+
+
 def _child_entry(argv: list[str]) -> int:
+    _die_with_parent()
     spec = json.loads(argv[0])
     result = child_main(spec)
     atomic.write_json(argv[1], result)

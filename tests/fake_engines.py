@@ -44,3 +44,8 @@ def flaky(graph, **_):
     # a different answer on each repeat: must become an error row, not a count
     _calls["n"] += 1
     return EngineResult(_calls["n"], 0, algo_seconds=0.0)
+
+
+def sleepy_alone(graph, seconds=60, **_):
+    time.sleep(seconds)
+    raise AssertionError("should have been killed")

@@ -53,7 +53,7 @@ def test_timeout_kills_the_whole_process_group(graph_file):
     assert row["status"] == "timeout" and row["count"] is None
     assert "2 s" in row["message"]
     time.sleep(0.5)
-    ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+    ps = subprocess.run(["ps", "-ww", "-eo", "args"], capture_output=True, text=True).stdout
     assert "fake_engines:sleepy" not in ps
 
 
@@ -107,3 +107,32 @@ def test_cli_require_gpu_turns_skip_into_failure(graph_file, tmp_path):
     assert res.returncode != 0
     assert "require_gpu" in res.stderr and "toy" in res.stderr
     assert not out.exists()
+
+
+def test_child_dies_with_the_runner(graph_file, tmp_path):
+    """A killed runner (e.g. kill -9 of snakemake) takes its engine process with it."""
+    _, path = graph_file
+    script = (
+        "from mbebench import runner\n"
+        f"runner.run(dataset='toy', run_id='x', engine='fake_engines:sleepy_alone', graph={str(path)!r},"
+        " params={'seconds': 120}, timeout_s=300)\n"
+    )
+    parent = subprocess.Popen(["python", "-c", script], env={**os.environ, **ENV})
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        ps = subprocess.run(["ps", "-ww", "-eo", "pid,args"], capture_output=True, text=True).stdout
+        if any("mbebench.runner" in ln and "sleepy_alone" in ln for ln in ps.splitlines()):
+            break
+        time.sleep(0.2)
+    else:
+        parent.kill()
+        pytest.fail("engine child never started")
+    parent.kill()
+    parent.wait()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        ps = subprocess.run(["ps", "-ww", "-eo", "args"], capture_output=True, text=True).stdout
+        if not any("mbebench.runner" in ln and "sleepy_alone" in ln for ln in ps.splitlines()):
+            return
+        time.sleep(0.2)
+    pytest.fail("engine child outlived its runner")

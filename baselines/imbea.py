@@ -1,0 +1,138 @@
+"""Serial iMBEA (Zhang et al., BMC Bioinformatics 2014) in Numba.
+
+``run(graph, side="auto")`` counts the maximal bicliques of ``graph`` (both
+sides non-empty) and computes their fingerprint.  ``side`` names the CSR side
+the candidates (P, Q, R) are taken from; the other side holds L.  The search
+itself is in :mod:`baselines._imbea_kernel`.
+
+``algo_seconds`` covers preprocessing (first-level order, twin filter, element
+hashes) and the enumeration; the JIT compile (or cache load) is done first on a
+tiny graph and reported as ``compile_seconds``.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from baselines import _imbea_kernel as K
+from mbebench.csr import CSRGraph, from_edges
+from mbebench.engine import EngineResult
+
+SIDES = ("auto", "left", "right")
+
+
+def choose_side(graph: CSRGraph) -> str:
+    """Candidate side for ``side="auto"``.
+
+    The first level costs sum(deg(u)^2) over the L side (building N2(x) for
+    every x) and the bitset rows are as wide as the largest candidate degree;
+    taking candidates from the side whose *other* side has the smaller
+    sum of squared degrees was the faster choice on the benchmark graphs
+    (see benchmarks/cpu.md).
+    """
+    dl = np.diff(np.asarray(graph.left_offsets)).astype(np.float64)
+    dr = np.diff(np.asarray(graph.right_offsets)).astype(np.float64)
+    # candidates on the left -> L side is the right side
+    cost_left = float((dr * dr).sum())
+    cost_right = float((dl * dl).sum())
+    return "left" if cost_left <= cost_right else "right"
+
+
+def _ro(a, dtype) -> np.ndarray:
+    """A read-only plain-ndarray view (one Numba signature for in-memory graphs
+    and memory-mapped CSR files alike, so the warm-up compile covers both)."""
+    a = np.ascontiguousarray(a, dtype=dtype).view(np.ndarray)
+    a.flags.writeable = False
+    return a
+
+
+def _arrays(graph: CSRGraph, side: str):
+    lo, li = _ro(graph.left_offsets, np.int64), _ro(graph.left_indices, np.int32)
+    ro, ri = _ro(graph.right_offsets, np.int64), _ro(graph.right_indices, np.int32)
+    if side == "left":
+        return lo, li, ro, ri, True
+    return ro, ri, lo, li, False
+
+
+def prepare(graph: CSRGraph, side: str):
+    """Everything the search needs, as a tuple of arrays (see ``enumerate_tasks``)."""
+    c_off, c_idx, l_off, l_idx, cand_is_left = _arrays(graph, side)
+    w_left, w_right = K.elem_weights(graph.n_left, graph.n_right)
+    wc, wl = (w_left, w_right) if cand_is_left else (w_right, w_left)
+    order, rank, start = K.candidate_order(c_off, c_idx)
+    tasks = order[start[order]].astype(np.int32)
+    return (c_off, c_idx, l_off, l_idx, wc, wl, cand_is_left, rank), tasks
+
+
+def enumerate_tasks(prep, tasks: np.ndarray, collect: bool = False):
+    """Run the first-level subtrees of ``tasks`` (candidate ids, any subset of the
+    started ones; each is independent).  Returns the kernel's tuple
+    (count, fingerprint, nodes, per-task counts, ro, rv, lo, lv)."""
+    c_off, c_idx, l_off, l_idx, wc, wl, cand_is_left, rank = prep
+    return K.run_tasks(
+        c_off,
+        c_idx,
+        l_off,
+        l_idx,
+        wc,
+        wl,
+        cand_is_left,
+        rank,
+        np.ascontiguousarray(tasks, dtype=np.int32),
+        collect,
+    )
+
+
+def _resolve(graph: CSRGraph, side: str) -> str:
+    if side not in SIDES:
+        raise ValueError(f"side must be one of {SIDES}, got {side!r}")
+    return choose_side(graph) if side == "auto" else side
+
+
+def warm_up() -> float:
+    """Compile (or load from cache) every kernel on a tiny graph; returns seconds."""
+    t0 = time.perf_counter()
+    g = from_edges([0, 0, 1, 1, 2], [0, 1, 1, 2, 2], 3, 4)
+    for s in ("left", "right"):
+        for collect in (False, True):
+            prep, tasks = prepare(g, s)
+            enumerate_tasks(prep, tasks, collect)
+    return time.perf_counter() - t0
+
+
+def bicliques(graph: CSRGraph, side: str = "auto") -> set[tuple[frozenset[int], frozenset[int]]]:
+    """All maximal bicliques as (left ids, right ids) frozensets (for tests)."""
+    side = _resolve(graph, side)
+    prep, tasks = prepare(graph, side)
+    count, _fp, _n, _tc, ro, rv, lo, lv = enumerate_tasks(prep, tasks, collect=True)
+    out = set()
+    for i in range(count):
+        r = frozenset(int(v) for v in rv[ro[i] : ro[i + 1]])
+        lset = frozenset(int(v) for v in lv[lo[i] : lo[i + 1]])
+        out.add((r, lset) if side == "left" else (lset, r))
+    if len(out) != count:
+        raise AssertionError(f"iMBEA reported {count} bicliques but only {len(out)} distinct")
+    return out
+
+
+def run(graph: CSRGraph, side: str = "auto", **_) -> EngineResult:
+    side = _resolve(graph, side)
+    compile_s = warm_up()
+    t0 = time.perf_counter()
+    prep, tasks = prepare(graph, side)
+    count, fp, nodes, task_counts, *_rest = enumerate_tasks(prep, tasks)
+    algo_s = time.perf_counter() - t0
+    return EngineResult(
+        count=int(count),
+        fingerprint=int(fp),
+        algo_seconds=algo_s,
+        compile_seconds=compile_s,
+        stats={
+            "side": side,
+            "nodes": int(nodes),
+            "worker_busy_s": [algo_s],
+            "worker_tasks": [int(tasks.size)],
+        },
+    )

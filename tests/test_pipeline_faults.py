@@ -1,0 +1,333 @@
+"""Pipeline-level faults: what the whole Snakemake run does when a run times out,
+an engine crashes, Snakemake itself is killed with -9, the config names an
+unknown dataset, or a download fails.  (The runner's own fault tests are in
+tests/test_runner.py; these go through rules, rows and the summary table.)
+
+Each test works in a temporary copy of the workflow with a small config
+overlay (``--configfile``; nested numbers and booleans cannot be given with
+``--config``, Snakemake passes them as strings)."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+from test_pipeline import _copy_workflow, _edge_text, _reference
+
+from mbebench import csr, runner
+from mbebench.fingerprint import to_hex
+
+REPO = Path(__file__).resolve().parents[1]
+TESTS = Path(__file__).resolve().parent
+pytestmark = pytest.mark.slow
+
+CPU_ONLY = {"parmbe": {"enabled": False}, "cumbe": {"enabled": False}}
+SUMMARY = "results/tables/summary.csv"  # the target: the plots would only cost time here
+
+# Engines replaced inside the pipeline's processes (see _fake_engine_env).
+SITECUSTOMIZE = '''\
+import os
+_spec = os.environ.get("MBE_TEST_ENGINES")
+if _spec:
+    from mbebench import engine as _engine
+    for _item in _spec.split(","):
+        _name, _target = _item.split("=", 1)
+        _engine.ENGINES[_name] = _target
+'''
+# iMBEA, but a graph with more than 20 left vertices hangs first: a run that is surely
+# still in flight when the test kills Snakemake.
+SLOW_IMBEA = '''\
+import time
+from baselines.imbea import run as _imbea
+
+
+def run(graph, **params):
+    if graph.n_left > 20:
+        time.sleep(600)
+    return _imbea(graph, **params)
+'''
+
+
+def _dense_edge_list(path: Path, n: int, p: float, seed: int) -> Path:
+    """A KONECT-format random bipartite graph, n x n, edge probability p."""
+    rng = random.Random(seed)
+    lines = ["% bip unweighted"]
+    lines += [f"{u} {v}" for u in range(1, n + 1) for v in range(1, n + 1) if rng.random() < p]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _workdir(tmp: Path, overlay: dict) -> Path:
+    tmp.mkdir(parents=True, exist_ok=True)
+    work = _copy_workflow(tmp)
+    _write_overlay(work, overlay)
+    return work
+
+
+def _write_overlay(work: Path, overlay: dict) -> None:
+    (work / "overlay.yaml").write_text(yaml.safe_dump(overlay))
+
+
+def _cmd(work: Path, *args: str) -> list[str]:
+    # --configfile last: it takes several values and would swallow a target
+    return [sys.executable, "-m", "snakemake", "--cores", "2", "--directory", ".test", *args,
+            "--configfile", str(work / "overlay.yaml")]
+
+
+def _snakemake(work: Path, *args: str, env=None, check=True, timeout=300):
+    res = subprocess.run(_cmd(work, *args), cwd=work, capture_output=True, text=True,
+                         timeout=timeout, env=env)
+    if check and res.returncode != 0:
+        raise AssertionError(f"snakemake failed:\n{res.stdout[-3000:]}\n{res.stderr[-6000:]}")
+    return res
+
+
+def _rows(work: Path) -> dict[tuple[str, str], dict]:
+    out = {}
+    for p in (work / ".test" / "results" / "runs").glob("*/*.json"):
+        row = json.loads(p.read_text())  # a truncated file would fail here
+        out[(row["dataset"], row["run_id"])] = row
+    return out
+
+
+def _summary(work: Path) -> pd.DataFrame:
+    return pd.read_csv(work / ".test" / "results" / "tables" / "summary.csv").set_index("dataset")
+
+
+def _fake_engine_env(tmp: Path, **engines: str) -> dict[str, str]:
+    site = tmp / "site"
+    site.mkdir(exist_ok=True)
+    (site / "sitecustomize.py").write_text(SITECUSTOMIZE)
+    (site / "mbe_slow_imbea.py").write_text(SLOW_IMBEA)
+    path = os.pathsep.join([str(site), str(TESTS), os.environ.get("PYTHONPATH", "")])
+    spec = ",".join(f"{k}={v}" for k, v in engines.items())
+    return {**os.environ, "PYTHONPATH": path, "MBE_TEST_ENGINES": spec}
+
+
+def _hubs(work: Path) -> tuple[int, str]:
+    """The brute-force oracle's count and fingerprint of the shipped hubs graph."""
+    _, (count, fp) = _reference(_edge_text(work / ".test", "hubs", {"path": "graphs/out.hubs"}))
+    return count, to_hex(fp)
+
+
+def _warm_jit_cache(tmp: Path, engine: str) -> None:
+    g = csr.from_edges([0, 0, 1], [0, 1, 1], 2, 2)
+    csr.write_csr(g, tmp / "tiny.csr")
+    row = runner.run(dataset="tiny", run_id=engine, engine=engine, graph=tmp / "tiny.csr",
+                     params={}, timeout_s=600)
+    assert row["status"] == "ok", row["message"]
+
+
+# ------------------------------------------------------------ timeout, crash, hard crash
+
+
+@pytest.fixture(scope="module")
+def faulty_run(tmp_path_factory):
+    """dense (far too big for 15 s) + hubs; iMBEA real with a 15 s timeout, ParMBE replaced by
+    an engine that raises, cuMBE by one that kills its own process; no --keep-going."""
+    tmp = tmp_path_factory.mktemp("faulty")
+    work = _workdir(tmp / "w", {})
+    dense = _dense_edge_list(work / ".test" / "graphs" / "out.dense", 100, 0.7, seed=7)
+    _write_overlay(work, {
+        "only": ["dense", "hubs"],
+        "datasets": {"dense": {"path": f"graphs/{dense.name}"}},
+        "engines": {
+            "repeats": 1,
+            "imbea": {"timeout_s": 15},
+            "parmbe": {"processes": [1], "timeout_s": 60},
+            "cumbe": {"variants": ["cuMBE"], "instrument": False, "timeout_s": 60,
+                      "datasets": ["dense", "hubs"]},
+        },
+    })
+    env = _fake_engine_env(tmp, parmbe="fake_engines:crash", cumbe="fake_engines:segfault")
+    _warm_jit_cache(tmp, "imbea")  # compiling must not eat the small graph's 15 s
+    t0 = time.monotonic()
+    res = _snakemake(work, SUMMARY, env=env, check=False)
+    return work, res, time.monotonic() - t0
+
+
+def test_timeout_is_recorded_and_the_pipeline_goes_on(faulty_run):
+    work, res, elapsed = faulty_run
+    assert res.returncode == 0, res.stderr[-4000:]  # no --keep-going needed
+    rows = _rows(work)
+    row = rows[("dense", "imbea")]
+    assert row["status"] == "timeout" and row["count"] is None and row["fingerprint"] is None
+    assert row["message"] == "timed out after 15 s"
+    # killed at the limit (+ the runner's 5 s grace), not run to the end (minutes)
+    assert elapsed < 120
+    assert rows[("hubs", "imbea")]["status"] == "ok"  # same 15 s limit, small graph
+    summary = _summary(work)
+    assert summary.loc["dense", "imbea"] == "timeout (15 s)"
+    assert pd.isna(summary.loc["dense", "count"])
+    assert (int(summary.loc["hubs", "count"]), summary.loc["hubs", "fingerprint"]) == _hubs(work)
+
+
+def test_crashing_engine_is_an_error_row_never_a_count(faulty_run):
+    work, _, _ = faulty_run
+    rows = _rows(work)
+    for ds in ("dense", "hubs"):
+        crash = rows[(ds, "parmbe-p1")]
+        assert crash["status"] == "error" and crash["count"] is None
+        assert crash["message"] == "RuntimeError: boom: engine failed"
+        killed = rows[(ds, "cumbe-cuMBE")]
+        assert killed["status"] == "error" and killed["count"] is None
+        assert killed["message"].startswith("engine process exited with code -9")
+    summary = _summary(work)
+    assert summary.loc["hubs", "parmbe-p1"].startswith("error")
+    assert summary.loc["hubs", "cumbe-cuMBE"].startswith("error")
+    # the count comes from the one good run only
+    assert (int(summary.loc["hubs", "count"]), summary.loc["hubs", "fingerprint"]) == _hubs(work)
+    assert bool(summary.loc["hubs", "agree"])
+
+
+# ------------------------------------------------------------------- kill -9, rerun
+
+KILL_OVERLAY = {
+    "only": ["crown-8", "hubs", "dense"],
+    "datasets": {"dense": {"path": "graphs/out.dense"}},
+    "engines": {"repeats": 1, **CPU_ONLY},
+}
+
+
+def _tree(pid: int) -> list[int]:
+    """pid and all its descendants (from /proc)."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        todo.extend(children.get(p, []))
+    return out
+
+
+def _signal_all(pids, sig) -> None:
+    for p in pids:
+        try:
+            os.kill(p, sig)
+        except ProcessLookupError:
+            pass
+
+
+def _kill_tree(pid: int) -> None:
+    """kill -9 Snakemake and every process below it (engine processes run in their own
+    session, so a kill of Snakemake's process group alone would miss them)."""
+    for _ in range(3):  # freeze first, so nothing forks or finishes meanwhile
+        _signal_all(_tree(pid), signal.SIGSTOP)
+    _signal_all(_tree(pid), signal.SIGKILL)
+
+
+def _prepare_kill_workdir(tmp: Path) -> Path:
+    work = _workdir(tmp, KILL_OVERLAY)
+    _dense_edge_list(work / ".test" / "graphs" / "out.dense", 40, 0.5, seed=3)
+    return work
+
+
+def test_kill_9_mid_run_then_rerun_gives_the_same_tables(tmp_path):
+    reference = _prepare_kill_workdir(tmp_path / "reference")
+    _snakemake(reference, SUMMARY)
+
+    work = _prepare_kill_workdir(tmp_path / "killed")
+    runs, logs = work / ".test/results/runs", work / ".test/logs/runs"
+    env = _fake_engine_env(tmp_path, imbea="mbe_slow_imbea:run")  # dense/imbea hangs
+    proc = subprocess.Popen(_cmd(work, SUMMARY), cwd=work, env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    try:
+        # wait until the small datasets are done and dense/imbea is in flight
+        deadline = time.monotonic() + 180
+        while time.monotonic() < deadline:
+            done = {(p.parent.name, p.stem) for p in runs.glob("*/*.json")}
+            if len(done) == 2 and (logs / "dense/imbea.log").exists():
+                break
+            assert proc.poll() is None, "snakemake finished before it could be killed"
+            time.sleep(0.2)
+        else:
+            raise AssertionError(f"never reached the state to kill in: {sorted(done)}")
+        _kill_tree(proc.pid)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait(timeout=30)
+    assert proc.returncode == -signal.SIGKILL
+
+    before = _rows(work)  # every row on disk parses: no half-written file
+    assert ("dense", "imbea") not in before and len(before) == 2
+    assert all(r["status"] == "ok" for r in before.values())
+    assert not (work / ".test/results/tables/summary.csv").exists()
+
+    # What the user types (docs/cluster.md): the same command refuses to run (a row finished
+    # but not yet recorded by Snakemake is "incomplete", and the directory is locked) ...
+    res = _snakemake(work, SUMMARY, check=False)
+    out = res.stdout + res.stderr
+    assert res.returncode != 0 and ("--unlock" in out or "--rerun-incomplete" in out), out
+    incomplete = set(out.split("Incomplete files:")[-1].split()) if "Incomplete" in out else set()
+    # ... so: unlock, then the same command with --rerun-incomplete.
+    _snakemake(work, SUMMARY, "--unlock")
+    _snakemake(work, SUMMARY, "--rerun-incomplete")
+
+    after = _rows(work)
+    assert set(after) == set(_rows(reference)) and len(after) == 3
+    for (ds, run_id), row in before.items():  # finished rows are kept, not recomputed
+        if f"results/runs/{ds}/{run_id}.json" not in incomplete:
+            assert after[(ds, run_id)]["started_at"] == row["started_at"], (ds, run_id)
+    stable = ["|U|", "|V|", "|E|", "count", "fingerprint", "agree"]
+    pd.testing.assert_frame_equal(_summary(work)[stable], _summary(reference)[stable])
+    assert _summary(work)["agree"].all()
+
+
+# ---------------------------------------------------------- config and download errors
+
+
+def test_unknown_dataset_in_only_is_a_one_line_error(tmp_path):
+    work = _workdir(tmp_path, {})
+    res = _snakemake(work, "-n", "--config", 'only=["hubs", "no-such-graph"]', check=False)
+    out = res.stdout + res.stderr
+    assert res.returncode != 0
+    lines = [ln for ln in out.splitlines() if "no-such-graph" in ln]
+    assert len(lines) == 1 and "unknown dataset" in lines[0], out
+    assert "Traceback" not in out
+
+
+def test_failed_download_names_the_dataset_and_spares_the_others(tmp_path):
+    overlay = {"only": ["crown-8", "hubs"], "engines": {"repeats": 1, **CPU_ONLY}}
+    work = _workdir(tmp_path, overlay)
+    _snakemake(work, SUMMARY)  # an earlier, complete run
+    earlier = {p: (p.read_bytes(), p.stat().st_mtime_ns)
+               for sub in ("results", "resources") for p in (work / ".test" / sub).rglob("*")
+               if p.is_file()}
+    assert any(p.name == "summary.csv" for p in earlier)
+
+    missing = tmp_path / "mirror" / "download.tsv.gone.tar.bz2"
+    _write_overlay(work, {
+        "only": ["crown-8", "hubs", "gone", "complete-4x5"],
+        "datasets": {"gone": {"url": missing.as_uri()}},
+        "engines": {"repeats": 1, **CPU_ONLY},
+    })
+    res = _snakemake(work, SUMMARY, "--keep-going", check=False)
+    out = res.stdout + res.stderr
+    assert res.returncode != 0
+    assert "rule download" in out and "dataset=gone" in out
+    log = (work / ".test/logs/download/gone.log").read_text().strip().splitlines()
+    assert len(log) == 1 and "gone" in log[0] and str(missing) in log[0], log
+    assert "Traceback" not in "\n".join(log)
+    assert not (work / ".test/resources/downloads/gone.tar.bz2").exists()
+    # the other new dataset still ran ...
+    assert _rows(work)[("complete-4x5", "imbea")]["status"] == "ok"
+    # ... and everything an earlier run finished is untouched (tables included: they
+    # cannot be redone without the failed dataset, so the old ones stay as they were)
+    for p, (data, mtime) in earlier.items():
+        assert p.read_bytes() == data and p.stat().st_mtime_ns == mtime, p
