@@ -1,0 +1,51 @@
+"""``python -m cumbe run <graph.csr> [--variant ...] [--json out.json]``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m cumbe")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    r = sub.add_parser("run", help="enumerate the maximal bicliques of a CSR graph on the GPU")
+    r.add_argument("graph")
+    r.add_argument("--variant", default="cuMBE", choices=["cuMBE", "noRS", "noES", "noWS"])
+    r.add_argument("--k", type=int, default=2)
+    r.add_argument("--blocks", type=int, default=0, help="0 = max cooperative grid")
+    r.add_argument("--threads", type=int, default=512)
+    r.add_argument("--side", default="auto", choices=["auto", "smaller", "left", "right"])
+    r.add_argument("--instrument", action="store_true")
+    r.add_argument("--json", dest="json_out")
+    a = ap.parse_args(argv)
+
+    from cumbe.engine import run
+    from mbebench.csr import read_csr
+    from mbebench.engine import EngineSkipped
+    from mbebench.fingerprint import to_hex
+
+    g = read_csr(a.graph)
+    try:
+        res = run(g, variant=a.variant, k=a.k, blocks=a.blocks, threads=a.threads,
+                  side=a.side, instrument=a.instrument)
+    except EngineSkipped as e:
+        print(f"skipped: {e}", file=sys.stderr)
+        return 2
+    except MemoryError as e:
+        print(f"{a.graph}: {e}", file=sys.stderr)
+        return 1
+    out = {"graph": a.graph, "count": res.count, "fingerprint": to_hex(res.fingerprint),
+           "kernel_s": res.algo_seconds, "compile_s": res.compile_seconds, "stats": res.stats}
+    print(f"count {res.count}  fingerprint {to_hex(res.fingerprint)}  kernel {res.algo_seconds:.6f} s"
+          f"  (compile {res.compile_seconds:.2f} s, {res.stats.get('blocks')} blocks"
+          f" x {res.stats.get('threads')}, {res.stats.get('device')})")
+    if a.json_out:
+        with open(a.json_out, "w") as f:
+            json.dump(out, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

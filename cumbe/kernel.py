@@ -1,0 +1,807 @@
+"""The cuMBE kernel (Numba CUDA), one source for every variant.
+
+One cooperative kernel enumerates all maximal bicliques.  Notation (paper §II):
+candidates P, R and the processed set Q are vertices of the *candidate side* U;
+L is a subset of the other side V.  A thread block owns one search stack:
+
+* compact arrays with lookup tables: ``Larr/posL`` (V), ``Parr/posP`` and
+  ``Rarr/posR`` (U), each a vertex array plus a position table, so membership is
+  ``0 <= pos[u] < len and arr[pos[u]] == u`` (O(1), no initialisation needed);
+  every recursion level is a prefix ``arr[0:len_l]`` with ``len_l`` kept in the
+  per-level table ``lv`` (nested prefixes: a child only permutes inside its
+  parent's prefix, so the parent's set survives), nothing is allocated while
+  enumerating;
+* Q is implicit in the reverse-scanning variants: a vertex of U that is neither
+  in P nor in R is either processed (a real Q member) or was dropped because it
+  has no neighbour in some ancestor L, hence none in the current L' either, so it
+  can never make a biclique non-maximal.  The noRS variant scans Q directly and
+  therefore keeps it explicitly, as a stack of filtered copies (``Qstack``, bounded
+  by ``qcap``; overflow is reported, never ignored);
+* coarse-grained tasks: a task is one vertex x of the global candidate array
+  ``gP`` (taken from its end with an atomic counter); its P is ``gP[0:r-1]``
+  and its Q ``gP[r:]`` (membership through ``gpos``, nothing is copied);
+* k-level work stealing in rounds ("stages"): stage 1 runs the first-level tasks;
+  once they are gone (``stop[1]``) every block that is inside a task publishes the
+  rest of its level-1 candidates (with L and R) into its pool at its next level-1
+  loop boundary and leaves the task; ``grid.sync()``; in stage 2 blocks steal
+  level-2 tasks from the pools, circularly starting at their own; ... up to stage
+  k, which runs to completion.  Every block executes the same k-1 grid syncs, so
+  the scheme cannot deadlock; pools are double-buffered by stage parity.
+
+Variants are compile-time constants of the closure (``build``): RS (reverse
+scanning), ES (early-stop candidate selection), WS (work stealing), INSTR
+(clock64 phase timers).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import cuda
+
+from mbebench import fingerprint as _fpmod
+
+from numba.cuda import config as _cfg
+
+SIM = bool(_cfg.ENABLE_CUDASIM)
+
+_fp = _fpmod.compile_with(cuda.jit(device=True))
+left_elem = _fp.left_elem
+right_elem = _fp.right_elem
+combine = _fp.combine
+
+# phases (index into the per-block phase table)
+PH_SEL, PH_LPRIME, PH_CHECK, PH_EXPAND, PH_FETCH, PH_STEAL, PH_OTHER = range(7)
+PHASES = (
+    "candidate_selection",
+    "lprime_construction",
+    "maximality_checking",
+    "maximal_expansion",
+    "subtree_fetching",
+    "work_stealing",
+    "other",
+)
+NPH = 8  # slot 7: grid-sync wait (idle)
+
+# per-level int32 fields
+F_LENL, F_PC, F_RLEN, F_LASTMIN, F_X, F_QS, F_QE = range(7)
+NF = 8
+# pool int32 fields
+PI_NL, PI_NR, PI_NQ, PI_TOT = range(4)
+NPI = 4
+# error codes (err[0])
+ERR_QCAP = 1
+
+if SIM:
+    import time as _time
+
+    def clock64():  # simulator: wall clock in ns stands in for cycles
+        return np.int64(_time.perf_counter_ns())
+
+    def bsync():
+        cuda.syncthreads()
+
+    def wsync():
+        pass
+
+else:
+    from llvmlite import ir
+    from numba.cuda import types as _types
+    from numba.cuda.extending import intrinsic
+    from numba.cuda.typing import signature as _signature
+
+    @intrinsic
+    def clock64(typingctx):
+        """The SM's 64-bit cycle counter (PTX %clock64); numba-cuda 0.30.4 has no
+        cuda.clock64, so this is inline PTX."""
+        sig = _signature(_types.int64)
+
+        def codegen(context, builder, sig, args):
+            fnty = ir.FunctionType(ir.IntType(64), [])
+            asm = ir.InlineAsm(fnty, "mov.u64 $0, %clock64;", "=l", side_effect=True)
+            return builder.call(asm, [])
+
+        return sig, codegen
+
+    @intrinsic
+    def bsync(typingctx):
+        """Block barrier that tolerates warps arriving diverged (PTX ``barrier.sync``
+        without ``.aligned``).  ``cuda.syncthreads()`` is ``bar.sync`` = the aligned
+        form, which requires converged warps; numba's control flow around our
+        thread-0-only sections does not guarantee that (compute-sanitizer synccheck:
+        "Divergent thread(s) in warp", then CUDA_ERROR_ILLEGAL_INSTRUCTION)."""
+        sig = _signature(_types.void)
+
+        def codegen(context, builder, sig, args):
+            fnty = ir.FunctionType(ir.VoidType(), [])
+            asm = ir.InlineAsm(fnty, "barrier.sync 0;", "~{memory}", side_effect=True)
+            builder.call(asm, [])
+            return context.get_dummy_value()
+
+        return sig, codegen
+
+    def _wsync_impl():
+        cuda.syncwarp(0xFFFFFFFF)
+
+    wsync = cuda.jit(device=True, forceinline=True)(_wsync_impl)
+
+
+_CACHE: dict = {}
+MAX_THREADS = 512  # launch bound: the register budget assumes at most this many threads
+
+
+def build(rs=True, es=True, ws=True, instr=False, g=32, sg=8, cache=True):
+    """The kernel for one variant (memoised).  g: lanes per group in the scans;
+    sg: lanes per candidate in candidate selection."""
+    key = (bool(rs), bool(es), bool(ws), bool(instr), int(g), int(sg))
+    if key in _CACHE:
+        return _CACHE[key]
+    RS, ES, WS, INSTR, G, SG = key
+    I32 = np.int32
+    I64 = np.int64
+    U64 = np.uint64
+    INF32 = 0x7FFFFFFF
+    BIGKEY = np.int64(0x7FFFFFFFFFFFFFFF)
+    ZERO64 = np.uint64(0)
+    MASK32 = np.int64(0xFFFFFFFF)
+    import os as _os
+
+    # scan N(v) when deg(v) <= BSF*|L|, else binary-search v in N(w) for w in L
+    BSF = int(_os.environ.get("CUMBE_BSF", "4"))
+    SHIFT = np.int64(1 << 32)
+
+    # shared scalar slots
+    S_LVL, S_X0, S_PEND, S_CTX, S_LIM, S_VIC, S_TASK, S_KL = 0, 1, 2, 3, 4, 5, 6, 7
+    S_NT, S_NFULL, S_NPART, S_NONMAX, S_NA, S_NB, S_NA2, S_NB2 = 8, 9, 10, 11, 12, 13, 14, 15
+    S_NQ, S_STOP, S_LENL0, S_RLEN0, S_TOT, S_NQ0, S_CUR, S_GOTTASK = 16, 17, 18, 19, 20, 21, 22, 23
+    S_PUB = 24
+    NS = 32
+
+    jit_kw = {}
+    if not SIM:
+        import os
+
+        jit_kw["cache"] = bool(cache)
+        jit_kw["launch_bounds"] = (MAX_THREADS, int(os.environ.get("CUMBE_MIN_BLOCKS", "2")))
+        if os.environ.get("CUMBE_LINEINFO"):
+            jit_kw["lineinfo"] = True
+    dev = cuda.jit(device=True, **({} if SIM else {"forceinline": True}))
+
+    @dev
+    def elem_u(u, cand_left):
+        if cand_left:
+            return left_elem(u)
+        return right_elem(u)
+
+    @dev
+    def elem_v(v, cand_left):
+        if cand_left:
+            return right_elem(v)
+        return left_elem(v)
+
+    @dev
+    def in_set(arr, pos, b, u, n):
+        p = pos[b, u]
+        if p >= 0 and p < n:
+            return arr[b, p] == u
+        return False
+
+    @dev
+    def bsearch(adj, lo, hi, key):
+        """Is key in the sorted segment adj[lo:hi]?"""
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            a = adj[mid]
+            if a < key:
+                lo = mid + 1
+            elif a > key:
+                hi = mid
+            else:
+                return True
+        return False
+
+    @dev
+    def in_pool(poolP, poolPos, buf, v, u, n):
+        p = poolPos[buf, v, u]
+        if p >= 0 and p < n:
+            return poolP[buf, v, p] == u
+        return False
+
+    def kernel(
+        offU, adjU, offV, adjV, gP, gpos, nG, nU, nV, cand_left, kstages, qcap,
+        Larr, posL, markL, Parr, posP, Rarr, posR, cnt, touched,
+        auxA, auxB, auxC, auxD, Qstack, lv, lvs,
+        poolP, poolPos, poolL, poolR, poolQ, poolN, poolI, poolS,
+        gcount, stop, res_count, res_fp, err, ph_out, tasks_out, eager,
+    ):
+        b = cuda.blockIdx.x
+        nb = cuda.gridDim.x
+        tid = cuda.threadIdx.x
+        nt = cuda.blockDim.x
+        warp = tid // G
+        lane = tid % G
+        ngr = nt // G
+        swarp = tid // SG
+        slane = tid % SG
+        nsg = nt // SG
+
+        shi = cuda.shared.array(NS, dtype=np.int32)
+        shl = cuda.shared.array(2, dtype=np.int64)
+        shu = cuda.shared.array(4, dtype=np.uint64)
+        slot = cuda.shared.array((2, 1024), dtype=np.int32)
+        phl = cuda.local.array(NPH, dtype=np.int64)
+
+        for i in range(tid, 2 * 1024, nt):
+            slot[i // 1024, i % 1024] = 0
+        if tid < NS:
+            shi[tid] = 0
+        if tid == 0:
+            shl[0] = BIGKEY
+            shl[1] = 0
+            shu[0] = ZERO64
+            shu[1] = ZERO64
+            shu[2] = ZERO64
+            shu[3] = ZERO64
+        my_count = np.int64(0)
+        my_fp = ZERO64
+        my_tasks = np.int64(0)
+        my_nodes = np.int64(0)
+        t_last = np.int64(0)
+        t_start = np.int64(0)
+        if INSTR:
+            for i in range(NPH):
+                phl[i] = 0
+            if tid == 0:
+                t_start = clock64()
+                t_last = t_start
+        bsync()
+
+        nstages = kstages if WS else 1
+        for stage in range(1, nstages + 1):
+            if WS and stage > 1:
+                if INSTR and tid == 0:
+                    t = clock64()
+                    phl[PH_OTHER] += t - t_last
+                    t_last = t
+                bsync()
+                wsync()
+                cuda.cg.this_grid().sync()
+                if INSTR and tid == 0:
+                    t = clock64()
+                    phl[7] += t - t_last
+                    t_last = t
+            if tid == 0:
+                shi[S_CUR] = 0
+                shi[S_PUB] = 0
+            bsync()
+            interruptible = WS and stage < nstages
+            buf = stage % 2
+            nbuf = (stage + 1) % 2
+            while True:
+                # ---------------- fetch a task ----------------
+                if tid == 0:
+                    shi[S_GOTTASK] = 0
+                    if stage == 1:
+                        r = cuda.atomic.sub(gcount, 0, 1)
+                        if WS and (r <= 1 or eager != 0):
+                            # the first-level pool is (now) empty: raise the level
+                            cuda.atomic.max(stop, 1, 1)
+                        if r >= 1:
+                            shi[S_GOTTASK] = 1
+                            shi[S_CTX] = 0
+                            shi[S_LIM] = r - 1
+                            shi[S_X0] = gP[r - 1]
+                            shi[S_LENL0] = 0
+                            shi[S_RLEN0] = 0
+                            shu[2] = ZERO64
+                            shu[3] = ZERO64
+                    else:
+                        cur = shi[S_CUR]
+                        while cur < nb:
+                            v = (b + cur) % nb
+                            j = cuda.atomic.sub(poolN, (buf, v), 1)
+                            if (j == 1 and cur == nb - 1) or eager != 0:
+                                # took the last task of the last pool in our circular order
+                                cuda.atomic.max(stop, stage, 1)
+                            if j >= 1:
+                                shi[S_GOTTASK] = 1
+                                shi[S_CTX] = 1
+                                shi[S_VIC] = v
+                                shi[S_LIM] = j - 1
+                                shi[S_X0] = poolP[buf, v, j - 1]
+                                shi[S_LENL0] = poolI[buf, v, PI_NL]
+                                shi[S_RLEN0] = poolI[buf, v, PI_NR]
+                                shi[S_NQ0] = poolI[buf, v, PI_NQ]
+                                shi[S_TOT] = poolI[buf, v, PI_TOT]
+                                shu[2] = poolS[buf, v, 0]
+                                shu[3] = poolS[buf, v, 1]
+                                break
+                            cur += 1
+                        shi[S_CUR] = cur
+                        if shi[S_GOTTASK] == 0:
+                            cuda.atomic.max(stop, stage, 1)
+                bsync()
+                if shi[S_GOTTASK] == 0:
+                    break
+                ctx = shi[S_CTX]
+                vic = shi[S_VIC]
+                lim = shi[S_LIM]
+                x0 = shi[S_X0]
+                lenl0 = shi[S_LENL0]
+                rlen0 = shi[S_RLEN0]
+                nq0 = shi[S_NQ0]
+                tot0 = shi[S_TOT]
+                sumL0 = shu[2]
+                sumR0 = shu[3]
+                my_tasks += 1
+                if ctx == 1:
+                    # stolen task: copy the victim's L and R into our compact arrays
+                    for i in range(tid, lenl0, nt):
+                        w = poolL[buf, vic, i]
+                        Larr[b, i] = w
+                        posL[b, w] = i
+                    for i in range(tid, rlen0, nt):
+                        w = poolR[buf, vic, i]
+                        Rarr[b, i] = w
+                        posR[b, w] = i
+                bsync()
+                if tid == 0:
+                    shi[S_LVL] = 0
+                    shi[S_PEND] = 1
+                    if INSTR:
+                        t = clock64()
+                        if stage == 1:
+                            phl[PH_FETCH] += t - t_last
+                        else:
+                            phl[PH_STEAL] += t - t_last
+                        t_last = t
+
+                # ---------------- depth-first search of this task ----------------
+                while True:
+                    bsync()
+                    if tid == 0:
+                        for si in range(S_NT, S_NQ + 1):
+                            shi[si] = 0
+                        shi[S_KL] = 0
+                        shi[S_STOP] = 0
+                        shl[0] = BIGKEY
+                        shu[0] = ZERO64
+                        shu[1] = ZERO64
+                    l = shi[S_LVL]
+                    pend = shi[S_PEND]
+                    bsync()
+                    if l < 0:
+                        break
+                    x = I32(0)
+                    kL = I32(0)
+                    if l == 0:
+                        if pend == 0:
+                            if tid == 0:
+                                shi[S_LVL] = -1
+                            continue
+                        x = x0
+                        if tid == 0:
+                            shi[S_PEND] = 0
+                        lenl = lenl0
+                        rl = rlen0
+                        sumL = sumL0
+                        sumR = sumR0
+                        pc = I32(0)
+                    else:
+                        pc = lv[b, l, F_PC]
+                        if pc == 0:
+                            if tid == 0:
+                                shi[S_LVL] = l - 1
+                                if (not RS) and l - 1 >= 1:
+                                    qe = lv[b, l - 1, F_QE]
+                                    if qe < qcap:
+                                        Qstack[b, qe] = lv[b, l - 1, F_X]
+                                        lv[b, l - 1, F_QE] = qe + 1
+                                    else:
+                                        err[0] = ERR_QCAP
+                            continue
+                        if interruptible and l == 1 and shi[S_PUB] == 0:
+                            if tid == 0:
+                                shi[S_STOP] = cuda.atomic.max(stop, stage, 0)
+                            bsync()
+                            if shi[S_STOP] != 0:
+                                # victim: publish the rest of level 1 and leave the task
+                                lenl1 = lv[b, 1, F_LENL]
+                                rl1 = lv[b, 1, F_RLEN]
+                                for i in range(tid, pc, nt):
+                                    u = Parr[b, i]
+                                    poolP[nbuf, b, i] = u
+                                    poolPos[nbuf, b, u] = i
+                                for i in range(tid, lenl1, nt):
+                                    poolL[nbuf, b, i] = Larr[b, i]
+                                for i in range(tid, rl1, nt):
+                                    poolR[nbuf, b, i] = Rarr[b, i]
+                                nq1 = I32(0)
+                                if not RS:
+                                    qs1 = lv[b, 1, F_QS]
+                                    nq1 = lv[b, 1, F_QE] - qs1
+                                    for i in range(tid, nq1, nt):
+                                        poolQ[nbuf, b, i] = Qstack[b, qs1 + i]
+                                if tid == 0:
+                                    poolI[nbuf, b, PI_NL] = lenl1
+                                    poolI[nbuf, b, PI_NR] = rl1
+                                    poolI[nbuf, b, PI_NQ] = nq1
+                                    poolI[nbuf, b, PI_TOT] = pc
+                                    poolS[nbuf, b, 0] = lvs[b, 1, 0]
+                                    poolS[nbuf, b, 1] = lvs[b, 1, 1]
+                                    poolN[nbuf, b] = pc
+                                    shi[S_LVL] = -1
+                                    shi[S_PUB] = 1
+                                    if INSTR:
+                                        t = clock64()
+                                        phl[PH_STEAL] += t - t_last
+                                        t_last = t
+                                continue
+                        lenl = lv[b, l, F_LENL]
+                        rl = lv[b, l, F_RLEN]
+                        sumL = lvs[b, l, 0]
+                        sumR = lvs[b, l, 1]
+                        lastmin = lv[b, l, F_LASTMIN]
+                        # ---------- candidate selection (smallest |N(v) & L|) ----------
+                        curmin = I64(INF32)
+                        nbat = (pc + nsg - 1) // nsg
+                        for bi in range(nbat):
+                            row = bi % 2
+                            i = bi * nsg + swarp
+                            if i < pc:
+                                v = Parr[b, i]
+                                if offU[v + 1] - offU[v] <= BSF * lenl:
+                                    # scan N(v), look each neighbour up in L
+                                    for e in range(offU[v] + slane, offU[v + 1], SG):
+                                        w = adjU[e]
+                                        if in_set(Larr, posL, b, w, lenl):
+                                            old = cuda.atomic.add(slot, (row, swarp), 1)
+                                            if ES and old + 1 > curmin:
+                                                break
+                                else:
+                                    # v has many more neighbours than L has vertices:
+                                    # binary-search v in N(w) for each w in L instead
+                                    for t2 in range(slane, lenl, SG):
+                                        w = Larr[b, t2]
+                                        if bsearch(adjV, offV[w], offV[w + 1], v):
+                                            old = cuda.atomic.add(slot, (row, swarp), 1)
+                                            if ES and old + 1 > curmin:
+                                                break
+                            bsync()
+                            if slane == 0 and i < pc:
+                                c = I64(slot[row, swarp])
+                                slot[row, swarp] = 0
+                                if c <= curmin:
+                                    cuda.atomic.min(shl, 0, c * SHIFT + I64(i))
+                            bsync()
+                            curmin = shl[0] // SHIFT
+                            if ES and curmin == lastmin:
+                                break
+                        best = shl[0]
+                        pos = I32(best & MASK32)
+                        kL = I32(best // SHIFT)
+                        x = Parr[b, pos]
+                        bsync()
+                        if tid == 0:
+                            # pop x: swap it behind the current P
+                            y = Parr[b, pc - 1]
+                            Parr[b, pc - 1] = x
+                            posP[b, x] = pc - 1
+                            Parr[b, pos] = y
+                            posP[b, y] = pos
+                            lv[b, l, F_PC] = pc - 1
+                            lv[b, l, F_LASTMIN] = kL
+                            lv[b, l, F_X] = x
+                        pc = pc - 1
+                        if INSTR and tid == 0:
+                            t = clock64()
+                            phl[PH_SEL] += t - t_last
+                            t_last = t
+                    # ================= process node (level l, vertex x) =================
+                    # ---------- L' construction ----------
+                    dx0 = offU[x]
+                    dx = I32(offU[x + 1] - dx0)
+                    my_nodes += 1
+                    if l == 0 and ctx == 0:
+                        s = ZERO64
+                        for i in range(tid, dx, nt):
+                            w = adjU[dx0 + i]
+                            Larr[b, i] = w
+                            posL[b, w] = i
+                            s += elem_v(w, cand_left)
+                        cuda.atomic.add(shu, 0, s)
+                        kL = dx
+                        bsync()
+                    else:
+                        s = ZERO64
+                        c = I32(0)
+                        if dx <= BSF * lenl:
+                            for i in range(tid, dx, nt):
+                                w = adjU[dx0 + i]
+                                if in_set(Larr, posL, b, w, lenl):
+                                    markL[b, w] = 1
+                                    s += elem_v(w, cand_left)
+                                    c += 1
+                        else:
+                            for i in range(tid, lenl, nt):
+                                w = Larr[b, i]
+                                if bsearch(adjV, offV[w], offV[w + 1], x):
+                                    markL[b, w] = 1
+                                    s += elem_v(w, cand_left)
+                                    c += 1
+                        cuda.atomic.add(shu, 0, s)
+                        cuda.atomic.add(shi, S_KL, I32(c))
+                        bsync()
+                        kL = shi[S_KL]
+                        for i in range(tid, lenl, nt):
+                            mk = markL[b, Larr[b, i]]
+                            if i >= kL:
+                                if mk != 0:
+                                    j = cuda.atomic.add(shi, S_NB, 1)
+                                    auxC[b, j] = i
+                            elif mk == 0:
+                                j = cuda.atomic.add(shi, S_NA, 1)
+                                auxD[b, j] = i
+                        bsync()
+                        nsw = shi[S_NB]
+                        for j in range(tid, nsw, nt):
+                            pa = auxD[b, j]
+                            pb = auxC[b, j]
+                            wa = Larr[b, pa]
+                            wb = Larr[b, pb]
+                            Larr[b, pa] = wb
+                            posL[b, wb] = pa
+                            Larr[b, pb] = wa
+                            posL[b, wa] = pb
+                        bsync()
+                        for i in range(tid, kL, nt):
+                            markL[b, Larr[b, i]] = 0
+                    # R' = R + {x}
+                    if tid == 0:
+                        Rarr[b, rl] = x
+                        posR[b, x] = rl
+                    r1 = rl + 1
+                    bsync()
+                    sumLp = shu[0]
+                    if INSTR and tid == 0:
+                        t = clock64()
+                        phl[PH_LPRIME] += t - t_last
+                        t_last = t
+                    # ---------- maximality checking / counting ----------
+                    qbase = I32(0)
+                    qs = I32(0)
+                    nq = I32(0)
+                    if l >= 1:
+                        qbase = lv[b, l, F_QE] if not RS else I32(0)
+                    if RS:
+                        # reverse scanning: a group per vertex of L', lanes over its neighbours;
+                        # a vertex outside P and R reaching |L'| proves non-maximality: stop early
+                        for i in range(warp, kL, ngr):
+                            if cuda.atomic.max(shi, S_NONMAX, 0) != 0:
+                                break
+                            v = Larr[b, i]
+                            for e in range(offV[v] + lane, offV[v + 1], G):
+                                u = adjV[e]
+                                if not in_set(Rarr, posR, b, u, r1):
+                                    old = cuda.atomic.add(cnt, (b, u), 1)
+                                    if old == 0:
+                                        j = cuda.atomic.add(shi, S_NT, 1)
+                                        touched[b, j] = u
+                                    if old + 1 == kL:
+                                        if l == 0:
+                                            if ctx == 0:
+                                                inp0 = gpos[u] < lim
+                                            else:
+                                                inp0 = in_pool(poolP, poolPos, buf, vic, u, lim)
+                                        else:
+                                            inp0 = in_set(Parr, posP, b, u, pc)
+                                        if not inp0:
+                                            shi[S_NONMAX] = 1
+                        bsync()
+                    else:
+                        # scan Q directly: the list depends on where we are
+                        if l == 0:
+                            if ctx == 0:
+                                nq = nG - (lim + 1)
+                            else:
+                                nq = nq0 + (tot0 - (lim + 1))
+                        else:
+                            qs = lv[b, l, F_QS]
+                            nq = qbase - qs
+                        for i in range(warp, nq, ngr):
+                            if l == 0:
+                                if ctx == 0:
+                                    q = gP[lim + 1 + i]
+                                elif i < nq0:
+                                    q = poolQ[buf, vic, i]
+                                else:
+                                    q = poolP[buf, vic, lim + 1 + i - nq0]
+                            else:
+                                q = Qstack[b, qs + i]
+                            for e in range(offU[q] + lane, offU[q + 1], G):
+                                if in_set(Larr, posL, b, adjU[e], kL):
+                                    cuda.atomic.add(cnt, (b, q), 1)
+                        bsync()
+                        for i in range(tid, nq, nt):
+                            if l == 0:
+                                if ctx == 0:
+                                    q = gP[lim + 1 + i]
+                                elif i < nq0:
+                                    q = poolQ[buf, vic, i]
+                                else:
+                                    q = poolP[buf, vic, lim + 1 + i - nq0]
+                            else:
+                                q = Qstack[b, qs + i]
+                            c = cnt[b, q]
+                            if c > 0:
+                                cnt[b, q] = 0
+                                if c == kL:
+                                    shi[S_NONMAX] = 1
+                                else:
+                                    j = cuda.atomic.add(shi, S_NQ, 1)
+                                    if qbase + j < qcap:
+                                        Qstack[b, qbase + j] = q
+                                    else:
+                                        err[0] = ERR_QCAP
+                        bsync()
+                        if shi[S_NONMAX] == 0:
+                            if INSTR and tid == 0:
+                                t = clock64()
+                                phl[PH_CHECK] += t - t_last
+                                t_last = t
+                            # scan P directly
+                            if l == 0:
+                                np_ = lim
+                            else:
+                                np_ = pc
+                            for i in range(warp, np_, ngr):
+                                if l == 0:
+                                    if ctx == 0:
+                                        u = gP[i]
+                                    else:
+                                        u = poolP[buf, vic, i]
+                                else:
+                                    u = Parr[b, i]
+                                for e in range(offU[u] + lane, offU[u + 1], G):
+                                    if in_set(Larr, posL, b, adjU[e], kL):
+                                        cuda.atomic.add(cnt, (b, u), 1)
+                            bsync()
+                            for i in range(tid, np_, nt):
+                                if l == 0:
+                                    if ctx == 0:
+                                        u = gP[i]
+                                    else:
+                                        u = poolP[buf, vic, i]
+                                else:
+                                    u = Parr[b, i]
+                                if cnt[b, u] > 0:
+                                    j = cuda.atomic.add(shi, S_NT, 1)
+                                    touched[b, j] = u
+                            bsync()
+                    # ---------- classification ----------
+                    nT = shi[S_NT]
+                    ncl = nT
+                    if RS and shi[S_NONMAX] != 0:
+                        ncl = 0  # already known non-maximal: only the counters need resetting
+                    for j in range(tid, ncl, nt):
+                        u = touched[b, j]
+                        c = cnt[b, u]
+                        if l == 0:
+                            if ctx == 0:
+                                inp = gpos[u] < lim
+                            else:
+                                inp = in_pool(poolP, poolPos, buf, vic, u, lim)
+                        else:
+                            inp = in_set(Parr, posP, b, u, pc)
+                        if inp:
+                            if c == kL:
+                                k2 = cuda.atomic.add(shi, S_NFULL, 1)
+                                auxA[b, k2] = u
+                            else:
+                                k2 = cuda.atomic.add(shi, S_NPART, 1)
+                                auxB[b, k2] = u
+                        elif c == kL:
+                            shi[S_NONMAX] = 1
+                    bsync()
+                    nonmax = shi[S_NONMAX]
+                    if INSTR and tid == 0:
+                        t = clock64()
+                        if RS or nonmax != 0:
+                            phl[PH_CHECK] += t - t_last
+                        else:
+                            phl[PH_EXPAND] += t - t_last
+                        t_last = t
+                    pushed = False
+                    if nonmax == 0:
+                        # ---------- maximal expansion ----------
+                        nF = shi[S_NFULL]
+                        nP = shi[S_NPART]
+                        s = ZERO64
+                        for j in range(tid, nF, nt):
+                            u = auxA[b, j]
+                            Rarr[b, r1 + j] = u
+                            posR[b, u] = r1 + j
+                            s += elem_u(u, cand_left)
+                        cuda.atomic.add(shu, 1, s)
+                        if l == 0:
+                            for j in range(tid, nP, nt):
+                                u = auxB[b, j]
+                                Parr[b, j] = u
+                                posP[b, u] = j
+                        else:
+                            # partition Parr[0:pc] so that P' = Parr[0:nP]
+                            for j in range(tid, nP, nt):
+                                u = auxB[b, j]
+                                p = posP[b, u]
+                                if p >= nP:
+                                    k2 = cuda.atomic.add(shi, S_NB2, 1)
+                                    auxC[b, k2] = p
+                            for i in range(tid, nP, nt):
+                                c = cnt[b, Parr[b, i]]
+                                if c == 0 or c == kL:
+                                    k2 = cuda.atomic.add(shi, S_NA2, 1)
+                                    auxD[b, k2] = i
+                            bsync()
+                            nsw = shi[S_NB2]
+                            for j in range(tid, nsw, nt):
+                                pa = auxD[b, j]
+                                pb = auxC[b, j]
+                                wa = Parr[b, pa]
+                                wb = Parr[b, pb]
+                                Parr[b, pa] = wb
+                                posP[b, wb] = pa
+                                Parr[b, pb] = wa
+                                posP[b, wa] = pb
+                        bsync()
+                        if tid == 0:
+                            sumRp = sumR + elem_u(x, cand_left) + shu[1]
+                            my_count += 1
+                            if cand_left:
+                                my_fp += combine(sumRp, sumLp)
+                            else:
+                                my_fp += combine(sumLp, sumRp)
+                            if nP > 0:
+                                l1 = l + 1
+                                lv[b, l1, F_LENL] = kL
+                                lv[b, l1, F_PC] = nP
+                                lv[b, l1, F_RLEN] = r1 + nF
+                                lv[b, l1, F_LASTMIN] = 1
+                                lvs[b, l1, 0] = sumLp
+                                lvs[b, l1, 1] = sumRp
+                                if not RS:
+                                    lv[b, l1, F_QS] = qbase
+                                    lv[b, l1, F_QE] = min(qbase + shi[S_NQ], qcap)
+                                shi[S_LVL] = l1
+                        pushed = nP > 0
+                    if tid == 0 and (not RS) and (not pushed) and l >= 1:
+                        qe = lv[b, l, F_QE]
+                        if qe < qcap:
+                            Qstack[b, qe] = x
+                            lv[b, l, F_QE] = qe + 1
+                        else:
+                            err[0] = ERR_QCAP
+                    for j in range(tid, nT, nt):
+                        cnt[b, touched[b, j]] = 0
+                    if INSTR and tid == 0:
+                        t = clock64()
+                        if nonmax == 0:
+                            phl[PH_EXPAND] += t - t_last
+                        else:
+                            phl[PH_CHECK] += t - t_last
+                        t_last = t
+            bsync()
+        if tid == 0:
+            cuda.atomic.add(res_count, 0, my_count)
+            cuda.atomic.add(res_fp, 0, my_fp)
+            cuda.atomic.add(res_count, 1, my_nodes)
+            if INSTR:
+                t = clock64()
+                phl[PH_OTHER] += t - t_last
+                total = t - t_start
+                for i in range(NPH):
+                    ph_out[b, i] = phl[i]
+                ph_out[b, NPH] = total
+                tasks_out[b] = my_tasks
+
+    kern = cuda.jit(**jit_kw)(kernel)
+    _CACHE[key] = kern
+    return kern

@@ -1,0 +1,80 @@
+"""cuMBE in numba's CUDA simulator (one-block grid) against the brute-force oracle.
+
+The simulator must be switched on before numba.cuda is first imported, so the
+checks run in child processes (``python -m cumbe.selfcheck --simulator``) and
+this pytest process stays untouched.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _run(args, env_extra=None, timeout=300):
+    env = dict(os.environ)
+    env.pop("NUMBA_ENABLE_CUDASIM", None)
+    env.update(env_extra or {})
+    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+    return subprocess.run([sys.executable, *args], cwd=REPO, env=env, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+@pytest.mark.cudasim
+@pytest.mark.parametrize(
+    "examples,max_side,bsf",
+    [
+        (24, 7, "4"),  # every variant, instrumented or not, k 1..3, forced stealing, all sides
+        (10, 8, "0"),  # force the binary-search counting paths
+    ],
+)
+def test_simulator_matches_oracle(examples, max_side, bsf):
+    p = _run(["-m", "cumbe.selfcheck", "--simulator", "--examples", str(examples),
+              "--max-side", str(max_side)], {"CUMBE_BSF": bsf})
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    out = json.loads(p.stdout.strip().splitlines()[-1])
+    assert out["ok"] and out["examples"] == examples and out["runs"] == 4 * examples
+
+
+def test_no_gpu_no_simulator_skips():
+    code = (
+        "from numba import cuda\n"
+        "from mbebench.csr import from_edges\n"
+        "from mbebench.engine import EngineSkipped, get_engine\n"
+        "if cuda.is_available():\n"
+        "    print('HAS_GPU'); raise SystemExit(0)\n"
+        "try:\n"
+        "    get_engine('cumbe')(from_edges([0], [0], 1, 1))\n"
+        "except EngineSkipped as e:\n"
+        "    print('SKIPPED', e)\n"
+    )
+    p = _run(["-c", code])
+    assert p.returncode == 0, p.stderr[-2000:]
+    if "HAS_GPU" in p.stdout:
+        pytest.skip("a CUDA device is present")
+    assert "SKIPPED no CUDA device" in p.stdout
+
+
+def test_cli_in_simulator(tmp_path):
+    from mbebench.csr import from_edges, write_csr
+
+    g = from_edges([0, 0, 1, 2], [0, 1, 1, 2], 3, 3)
+    path = tmp_path / "g.csr"
+    write_csr(g, path)
+    out = tmp_path / "r.json"
+    p = _run(["-m", "cumbe", "run", str(path), "--threads", "32", "--variant", "noES",
+              "--json", str(out)], {"NUMBA_ENABLE_CUDASIM": "1"})
+    assert p.returncode == 0, p.stderr[-2000:]
+    from mbebench.oracle import count_and_fingerprint
+
+    r = json.loads(out.read_text())
+    c, fp = count_and_fingerprint(g)
+    assert r["count"] == c and int(r["fingerprint"], 16) == fp
+    assert r["stats"]["device"] == "simulator" and r["stats"]["blocks"] == 1
