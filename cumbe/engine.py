@@ -258,5 +258,11 @@ def run(
         stats["worker_tasks"] = [int(v) for v in tasks]
         phases = {name: float(ph[:, i].sum() / hz) for i, name in enumerate(K.PHASES)}
         phases["other"] += float(idle.sum() / hz)
+        # A block that runs out of work leaves the kernel and stops counting, but its SM
+        # slot stays idle until the last block ends; the paper counts that as "others".
+        # Without it a variant that idles more (noWS) would look cheaper than it is.
+        tail = max(0.0, nb * kernel_s - sum(phases.values()))
+        phases["other"] += tail
+        stats["tail_idle_s"] = tail
         stats["phases_s"] = phases
     return EngineResult(int(res_count[0]), int(res_fp[0]), kernel_s, compile_s, stats)

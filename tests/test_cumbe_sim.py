@@ -78,3 +78,28 @@ def test_cli_in_simulator(tmp_path):
     c, fp = count_and_fingerprint(g)
     assert r["count"] == c and int(r["fingerprint"], 16) == fp
     assert r["stats"]["device"] == "simulator" and r["stats"]["blocks"] == 1
+
+
+def test_instrumented_phases_cover_every_block_for_the_whole_kernel():
+    """Per-phase times add up to blocks x kernel time: idle blocks count as 'other'."""
+    import json as _json
+    import os as _os
+    import subprocess as _sp
+    import sys as _sys
+
+    code = (
+        "import json\n"
+        "from mbebench import csr\n"
+        "from cumbe.engine import run\n"
+        "g = csr.from_edges([0,0,1,1,2,3,3,4],[0,1,1,2,2,0,3,3])\n"
+        "out = {}\n"
+        "for v in ('cuMBE', 'noWS'):\n"
+        "    r = run(g, variant=v, threads=32, instrument=True)\n"
+        "    out[v] = [sum(r.stats['phases_s'].values()), r.stats['blocks'], r.algo_seconds]\n"
+        "print(json.dumps(out))\n"
+    )
+    res = _sp.run([_sys.executable, "-c", code], capture_output=True, text=True, timeout=600,
+                  env={**_os.environ, "NUMBA_ENABLE_CUDASIM": "1"})
+    assert res.returncode == 0, res.stderr[-2000:]
+    for variant, (total, blocks, kernel_s) in _json.loads(res.stdout.splitlines()[-1]).items():
+        assert total >= blocks * kernel_s * (1 - 1e-9), variant
