@@ -136,3 +136,13 @@ def test_shipped_archives_match_their_generator(tmp_path):
         assert got == text, name
     for _name, (member, text) in make_graphs.PLAIN.items():
         assert (REPO / ".test" / "graphs" / member).read_text() == text
+
+
+def test_report_builds_offline(smoke_run):
+    res = subprocess.run(
+        [sys.executable, "-m", "snakemake", "--directory", ".test", "--report", "results/report.html"],
+        cwd=smoke_run, capture_output=True, text=True, timeout=300,
+    )
+    assert res.returncode == 0, res.stderr[-3000:]
+    report = smoke_run / ".test" / "results" / "report.html"
+    assert report.stat().st_size > 100_000  # tables and plots are embedded

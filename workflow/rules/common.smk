@@ -2,6 +2,7 @@ import json
 import math
 import re
 
+from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
 from mbebench import plan
@@ -10,7 +11,15 @@ from mbebench import plan
 validate(config, "../schemas/config.schema.yaml")
 
 DATASETS = plan.selected_datasets(config)
-RUNS = plan.plan_runs(config, workflow.cores if workflow.cores else None)
+def _cores():
+    # --report and --lint give no core count, and asking raises; use the machine's
+    try:
+        return workflow.cores or None
+    except WorkflowError:
+        return None
+
+
+RUNS = plan.plan_runs(config, _cores())
 RUN_IDS = list(RUNS)
 
 TABLES = expand(
