@@ -23,18 +23,10 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "benchmarks"))
+from mirror import cached_csr, mirror_datasets  # noqa: E402
 
-# paper name -> KONECT name; the paper datasets the local mirror holds, small first
-DATASETS = {
-    "corporate-leadership": "brunson_corporate-leadership",
-    "Unicode": "unicodelang",
-    "UCforum": "opsahl-ucforum",
-    "movielens-u-t": "movielens-10m_ut",
-    "movielens-t-i": "movielens-10m_ti",
-    "Marvel": "marvel",
-    "YouTube": "youtube-groupmemberships",
-    "movielens-u-i": "movielens-10m_ui",
-}
+DATASETS = mirror_datasets()
 
 # C++ iMBEA on this machine kind, enumeration seconds (from the project brief)
 CPP_REFERENCE_S = {
@@ -48,18 +40,7 @@ CPP_REFERENCE_S = {
 
 
 def convert_dataset(name: str, mirror: Path, cache: Path) -> Path:
-    out_csr = cache / f"{name}.csr"
-    if not out_csr.exists():
-        from mbebench.convert import convert
-
-        konect = DATASETS[name]
-        convert(
-            name,
-            out_csr=out_csr,
-            out_meta=cache / f"{name}.meta.json",
-            archive=mirror / f"download.tsv.{konect}.tar.bz2",
-        )
-    return out_csr
+    return cached_csr(name, DATASETS[name], mirror, cache)
 
 
 def child(csr_path: str, side: str, repeats: int) -> None:

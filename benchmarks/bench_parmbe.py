@@ -32,17 +32,10 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "benchmarks"))
+from mirror import cached_csr, mirror_datasets  # noqa: E402
 
-DATASETS = {
-    "corporate-leadership": "brunson_corporate-leadership",
-    "Unicode": "unicodelang",
-    "UCforum": "opsahl-ucforum",
-    "movielens-u-t": "movielens-10m_ut",
-    "movielens-t-i": "movielens-10m_ti",
-    "Marvel": "marvel",
-    "YouTube": "youtube-groupmemberships",
-    "movielens-u-i": "movielens-10m_ui",
-}
+DATASETS = mirror_datasets()
 SYNTHETIC = ("hub-13.8k",)
 
 # C++ ParMBE with 2 threads on this 2-core machine kind, enumeration seconds
@@ -83,15 +76,7 @@ def prepare(name: str, mirror: Path, cache: Path) -> Path:
 
         write_csr(hub_graph(), out_csr)
         return out_csr
-    from mbebench.convert import convert
-
-    convert(
-        name,
-        out_csr=out_csr,
-        out_meta=cache / f"{name}.meta.json",
-        archive=mirror / f"download.tsv.{DATASETS[name]}.tar.bz2",
-    )
-    return out_csr
+    return cached_csr(name, DATASETS[name], mirror, cache)
 
 
 def child(processes: int, repeats: int, split_threshold: int, side: str, jobs: list[str]) -> None:
