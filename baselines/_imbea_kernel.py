@@ -29,7 +29,7 @@ candidate whose neighbourhood equals that of an earlier candidate starts no
 subtree (it would be non-maximal at once); those twins are found up front.
 
 Biclique hash: sums of element hashes of R (candidate side) and of L' (L side),
-passed to ``combine_nb`` in the CSR's left/right order.
+passed to ``combine_sides_nb`` with the candidate side's orientation.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from numba import njit
 from numba.core import types
 from numba.extending import intrinsic
 
-from mbebench.fingerprint import combine_nb, left_elem_nb, mix_nb, right_elem_nb
+from mbebench.fingerprint import combine_sides_nb, left_elem_nb, mix_nb, right_elem_nb
 
 
 @intrinsic
@@ -164,6 +164,23 @@ def new_workspace(n_cand, max_deg):
     sumr = np.zeros(levels, dtype=np.uint64)
     cntsort = np.zeros(max_deg + 2, dtype=np.int64)
     return cnt, loc, n2list, glob, lbits, lnz, ints, sumr, cntsort
+
+
+@njit(cache=True)
+def _collect_r(ro, lo_, rv, nb, rbuf, rl):
+    """Collect mode: room for biclique ``nb`` in both offset arrays, and its R side."""
+    if nb + 2 > ro.size:
+        ro2 = np.zeros(2 * ro.size, dtype=np.int64)
+        ro2[: ro.size] = ro
+        ro = ro2
+        lo2 = np.zeros(2 * lo_.size, dtype=np.int64)
+        lo2[: lo_.size] = lo_
+        lo_ = lo2
+    rv = _grow_i32(rv, ro[nb] + rl)
+    for i in range(rl):
+        rv[ro[nb] + i] = rbuf[i]
+    ro[nb + 1] = ro[nb] + rl
+    return ro, lo_, rv
 
 
 @njit(cache=True)
@@ -321,23 +338,10 @@ def run_tasks(
                 glob[m] = w
                 m += 1
         count += 1
-        if cand_is_left:
-            fp += combine_nb(s_r, s_l)
-        else:
-            fp += combine_nb(s_l, s_r)
+        fp += combine_sides_nb(s_r, s_l, cand_is_left)
         if collect:
             nb = count - 1
-            if nb + 2 > ro.size:
-                ro2 = np.zeros(2 * ro.size, dtype=np.int64)
-                ro2[: ro.size] = ro
-                ro = ro2
-                lo2 = np.zeros(2 * lo_.size, dtype=np.int64)
-                lo2[: lo_.size] = lo_
-                lo_ = lo2
-            rv = _grow_i32(rv, ro[nb] + rl)
-            for i in range(rl):
-                rv[ro[nb] + i] = rbuf[i]
-            ro[nb + 1] = ro[nb] + rl
+            ro, lo_, rv = _collect_r(ro, lo_, rv, nb, rbuf, rl)
             lv = _grow_i32(lv, lo_[nb] + d)
             for t in range(d):
                 lv[lo_[nb] + t] = lpos[t]
@@ -527,23 +531,10 @@ def run_tasks(
                     s_l += wloc[(wi << 6) + t]
                     val &= val - np.uint64(1)
             count += 1
-            if cand_is_left:
-                fp += combine_nb(s_r, s_l)
-            else:
-                fp += combine_nb(s_l, s_r)
+            fp += combine_sides_nb(s_r, s_l, cand_is_left)
             if collect:
                 nb = count - 1
-                if nb + 2 > ro.size:
-                    ro2 = np.zeros(2 * ro.size, dtype=np.int64)
-                    ro2[: ro.size] = ro
-                    ro = ro2
-                    lo2 = np.zeros(2 * lo_.size, dtype=np.int64)
-                    lo2[: lo_.size] = lo_
-                    lo_ = lo2
-                rv = _grow_i32(rv, ro[nb] + rl)
-                for i in range(rl):
-                    rv[ro[nb] + i] = rbuf[i]
-                ro[nb + 1] = ro[nb] + rl
+                ro, lo_, rv = _collect_r(ro, lo_, rv, nb, rbuf, rl)
                 lv = _grow_i32(lv, lo_[nb] + nlp)
                 p = lo_[nb]
                 for j in range(nnz):

@@ -46,7 +46,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from mbebench.fingerprint import combine_nb, left_elem_nb, right_elem_nb
+from mbebench.fingerprint import combine_sides_nb, left_elem_nb, right_elem_nb
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -56,32 +56,25 @@ def _elem(x, is_left):
     return right_elem_nb(x)
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _hash(sum_u, sum_v, u_is_left):
-    if u_is_left:
-        return combine_nb(sum_u, sum_v)
-    return combine_nb(sum_v, sum_u)
+@njit(cache=True, nogil=True)
+def _reserve(a, cap, need):
+    """``a`` with room for ``need`` items; capacity at least doubles when it grows."""
+    if need <= cap:
+        return a, cap
+    cap = max(need, 2 * cap)
+    b = np.zeros(cap, a.dtype)
+    b[: a.shape[0]] = a
+    return b, cap
 
 
 @njit(cache=True, nogil=True)
-def _grow_i32(a, n):
-    b = np.empty(n, np.int32)
-    b[: a.shape[0]] = a
-    return b
-
-
-@njit(cache=True, nogil=True)
-def _grow_i64(a, n):
-    b = np.empty(n, np.int64)
-    b[: a.shape[0]] = a
-    return b
-
-
-@njit(cache=True, nogil=True)
-def _grow_u8(a, n):
-    b = np.zeros(n, np.uint8)
-    b[: a.shape[0]] = a
-    return b
+def _reserve_slots(vid, aoff, alen, skip, cap, need):
+    """The four per-slot arrays, grown together (they share one capacity)."""
+    vid, new_cap = _reserve(vid, cap, need)
+    aoff, _ = _reserve(aoff, cap, need)
+    alen, _ = _reserve(alen, cap, need)
+    skip, _ = _reserve(skip, cap, need)
+    return vid, aoff, alen, skip, new_cap
 
 
 @njit(cache=True, nogil=True)
@@ -279,15 +272,8 @@ def run_tasks(uo, ui, vo, vi, rank, verts, ks, nks, split_threshold, u_is_left, 
                 cnt[touched[idx]] = 0
             continue
         # --- root frame: the tail with its lists restricted to N(v) ---------
-        if npp > vcap:
-            vcap = max(npp, 2 * vcap)
-            vid = _grow_i32(vid, vcap)
-            aoff = _grow_i64(aoff, vcap)
-            alen = _grow_i32(alen, vcap)
-            skip = _grow_u8(skip, vcap)
-        if tot > acap:
-            acap = max(tot, 2 * acap)
-            adj = _grow_i32(adj, acap)
+        vid, aoff, alen, skip, vcap = _reserve_slots(vid, aoff, alen, skip, vcap, npp)
+        adj, acap = _reserve(adj, acap, tot)
         s = 0
         off = 0
         for idx in range(ntouched):
@@ -314,7 +300,7 @@ def run_tasks(uo, ui, vo, vi, rank, verts, ks, nks, split_threshold, u_is_left, 
             slot[u] = -1
         if k == 0:
             count += 1
-            fp += _hash(sum_x, sum_v, u_is_left)
+            fp += combine_sides_nb(sum_x, sum_v, u_is_left)
         if npp == 0:
             continue
         _sort_slots(vid, aoff, alen, 0, npp)
@@ -348,16 +334,8 @@ def run_tasks(uo, ui, vo, vi, rank, verts, ks, nks, split_threshold, u_is_left, 
             atop = f_atop[depth]
             pend = p0 + f_np[depth]
             need_v = vtop + (pend - ws)
-            if need_v > vcap:
-                vcap = max(need_v, 2 * vcap)
-                vid = _grow_i32(vid, vcap)
-                aoff = _grow_i64(aoff, vcap)
-                alen = _grow_i32(alen, vcap)
-                skip = _grow_u8(skip, vcap)
-            need_a = atop + f_atot[depth]
-            if need_a > acap:
-                acap = max(need_a, 2 * acap)
-                adj = _grow_i32(adj, acap)
+            vid, aoff, alen, skip, vcap = _reserve_slots(vid, aoff, alen, skip, vcap, need_v)
+            adj, acap = _reserve(adj, acap, atop + f_atot[depth])
             # child tail: remaining tail filtered to Γ' (= w's list)
             sum_x = f_sumx[depth] + _elem(vid[ws], u_is_left)
             nx = f_nx[depth] + 1
@@ -391,7 +369,7 @@ def run_tasks(uo, ui, vo, vi, rank, verts, ks, nks, split_threshold, u_is_left, 
             for e in range(lo, lo + ln):
                 sv += velem[adj[e]]
             count += 1
-            fp += _hash(sum_x, sv, u_is_left)
+            fp += combine_sides_nb(sum_x, sv, u_is_left)
             np2 = vtop - cp0
             if np2 > 0:
                 _sort_slots(vid, aoff, alen, cp0, vtop)

@@ -68,7 +68,14 @@ def combine(sum_left, sum_right):
     return mix(sum_left ^ mix(sum_right + K))
 
 
-_KERNELS = ("mix", "left_elem", "right_elem", "combine")
+def combine_sides(sum_a, sum_b, a_is_left):
+    """``combine`` for an engine that enumerates from side a, whichever CSR side that is."""
+    if a_is_left:
+        return combine(sum_a, sum_b)
+    return combine(sum_b, sum_a)
+
+
+_KERNELS = ("mix", "left_elem", "right_elem", "combine", "combine_sides")
 
 
 def compile_with(jit) -> types.SimpleNamespace:
@@ -87,6 +94,7 @@ mix_nb = _cpu.mix
 left_elem_nb = _cpu.left_elem
 right_elem_nb = _cpu.right_elem
 combine_nb = _cpu.combine
+combine_sides_nb = _cpu.combine_sides
 
 
 # --- reference implementation on Python ints ---------------------------------
