@@ -143,7 +143,7 @@ def plan_runs(config: dict, cores: int | None = None) -> dict[str, RunSpec]:
     return runs
 
 
-def planned_rows(config: dict, datasets: list[str], runs: dict[str, RunSpec]) -> list[str]:
+def planned_rows(datasets: list[str], runs: dict[str, RunSpec]) -> list[str]:
     """The result-row paths the aggregate step waits for."""
     return [
         f"results/runs/{d}/{run_id}.json"

@@ -141,7 +141,7 @@ def test_engine_dataset_filter_limits_rows():
     cfg = load()
     cfg["engines"]["cumbe"]["datasets"] = ["Marvel"]
     runs = plan.plan_runs(cfg, cores=2)
-    rows = plan.planned_rows(cfg, ["Marvel", "Unicode"], runs)
+    rows = plan.planned_rows(["Marvel", "Unicode"], runs)
     assert "results/runs/Marvel/cumbe-noRS.json" in rows
     assert "results/runs/Unicode/cumbe-noRS.json" not in rows
     assert "results/runs/Unicode/imbea.json" in rows

@@ -31,7 +31,7 @@ PLOTS = expand(
     name=["workload", "breakdown", "scaling"],
     ext=["png", "pdf"],
 )
-ROWS = plan.planned_rows(config, DATASETS, RUNS)
+ROWS = plan.planned_rows(DATASETS, RUNS)
 
 
 wildcard_constraints:
