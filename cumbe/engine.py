@@ -55,6 +55,7 @@ def plan_memory(nU, nV, blocks, depth, rs=True, qcap=0):
     per_block = (
         4 * 2 * nV + nV  # Larr, posL, markL
         + 4 * 6 * nU  # Parr, posP, Rarr, posR, cnt, touched
+        + 8 * nU  # keyTag (cached selection keys)
         + 4 * 4 * m  # aux A..D
         + 2 * 4 * (3 * nU + nV)  # pools (2 buffers): P, pos, R, L
         + (0 if rs else 2 * 4 * nU + 4 * qcap)  # pool Q, Q stack
@@ -164,6 +165,7 @@ def run(
             Parr=alloc((nb, U1), np.int32), posP=alloc((nb, U1), np.int32),
             Rarr=alloc((nb, U1), np.int32), posR=alloc((nb, U1), np.int32),
             cnt=alloc((nb, U1), np.int32, zero=True), touched=alloc((nb, U1), np.int32),
+            keyTag=alloc((nb, U1), np.int64, zero=True),
             auxA=alloc((nb, m), np.int32), auxB=alloc((nb, m), np.int32),
             auxC=alloc((nb, m), np.int32), auxD=alloc((nb, m), np.int32),
             Qstack=alloc((nb, qcap), np.int32),
@@ -190,7 +192,7 @@ def run(
             np.int64(nU), np.int64(nV), np.int32(1 if cand_left else 0), np.int32(k),
             np.int64(qcap),
             s["Larr"], s["posL"], s["markL"], s["Parr"], s["posP"], s["Rarr"], s["posR"],
-            s["cnt"], s["touched"], s["auxA"], s["auxB"], s["auxC"], s["auxD"], s["Qstack"],
+            s["cnt"], s["touched"], s["keyTag"], s["auxA"], s["auxB"], s["auxC"], s["auxD"], s["Qstack"],
             s["lv"], s["lvs"], s["poolP"], s["poolPos"], s["poolL"], s["poolR"], s["poolQ"],
             s["poolN"], s["poolI"], s["poolS"],
             gcount, stop, res_count, res_fp, err, ph, tasks, np.int32(1 if eager_steal else 0),

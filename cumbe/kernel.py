@@ -47,7 +47,7 @@ SIM = bool(_cfg.ENABLE_CUDASIM)
 _fp = _fpmod.compile_with(cuda.jit(device=True))
 left_elem = _fp.left_elem
 right_elem = _fp.right_elem
-combine = _fp.combine
+combine_sides = _fp.combine_sides
 
 # phases (index into the per-block phase table)
 PH_SEL, PH_LPRIME, PH_CHECK, PH_EXPAND, PH_FETCH, PH_STEAL, PH_OTHER = range(7)
@@ -63,7 +63,7 @@ PHASES = (
 NPH = 8  # slot 7: grid-sync wait (idle)
 
 # per-level int32 fields
-F_LENL, F_PC, F_RLEN, F_LASTMIN, F_X, F_QS, F_QE = range(7)
+F_LENL, F_PC, F_RLEN, F_LASTMIN, F_X, F_QS, F_QE, F_NID = range(8)
 NF = 8
 # pool int32 fields
 PI_NL, PI_NR, PI_NQ, PI_TOT = range(4)
@@ -153,7 +153,8 @@ def build(rs=True, es=True, ws=True, instr=False, g=32, sg=8, cache=True):
     S_LVL, S_X0, S_PEND, S_CTX, S_LIM, S_VIC, S_TASK, S_KL = 0, 1, 2, 3, 4, 5, 6, 7
     S_NT, S_NFULL, S_NPART, S_NONMAX, S_NA, S_NB, S_NA2, S_NB2 = 8, 9, 10, 11, 12, 13, 14, 15
     S_NQ, S_STOP, S_LENL0, S_RLEN0, S_TOT, S_NQ0, S_CUR, S_GOTTASK = 16, 17, 18, 19, 20, 21, 22, 23
-    S_PUB = 24
+    S_PUB, S_MISS = 24, 25
+    NID_MAX = np.int64(0x7FFFFFFF)
     NS = 32
 
     jit_kw = {}
@@ -200,6 +201,47 @@ def build(rs=True, es=True, ws=True, instr=False, g=32, sg=8, cache=True):
         return False
 
     @dev
+    def swap_positions(arr, pos, b, at_a, at_b, n, tid, nt):
+        """Swap arr[at_a[j]] with arr[at_b[j]] for j < n, keeping pos in step: the
+        in-place partition that moves a child's set to the front of its parent's prefix."""
+        for j in range(tid, n, nt):
+            pa = at_a[b, j]
+            pb = at_b[b, j]
+            wa = arr[b, pa]
+            wb = arr[b, pb]
+            arr[b, pa] = wb
+            pos[b, wb] = pa
+            arr[b, pb] = wa
+            pos[b, wa] = pb
+
+    @dev
+    def copy_in(arr, pos, b, src, n, tid, nt):
+        """arr[0:n] = src[0:n] with the position table (a stolen task's L or R)."""
+        for i in range(tid, n, nt):
+            w = src[i]
+            arr[b, i] = w
+            pos[b, w] = i
+
+    @dev
+    def count_in_l(offU, adjU, offV, adjV, Larr, posL, b, lenl, v, slane, slot, row, sw, curmin, stop_early):
+        """Add this lane's share of |N(v) & L| to slot[row, sw]: scan N(v) when v has few
+        neighbours, else binary-search v in N(w) for w in L.  With stop_early a lane gives up
+        once the count exceeds curmin (then the count is a lower bound only)."""
+        if offU[v + 1] - offU[v] <= BSF * lenl:
+            for e in range(offU[v] + slane, offU[v + 1], SG):
+                if in_set(Larr, posL, b, adjU[e], lenl):
+                    old = cuda.atomic.add(slot, (row, sw), 1)
+                    if stop_early and old + 1 > curmin:
+                        break
+        else:
+            for t2 in range(slane, lenl, SG):
+                w = Larr[b, t2]
+                if bsearch(adjV, offV[w], offV[w + 1], v):
+                    old = cuda.atomic.add(slot, (row, sw), 1)
+                    if stop_early and old + 1 > curmin:
+                        break
+
+    @dev
     def in_pool(poolP, poolPos, buf, v, u, n):
         p = poolPos[buf, v, u]
         if p >= 0 and p < n:
@@ -208,7 +250,7 @@ def build(rs=True, es=True, ws=True, instr=False, g=32, sg=8, cache=True):
 
     def kernel(
         offU, adjU, offV, adjV, gP, gpos, nG, nU, nV, cand_left, kstages, qcap,
-        Larr, posL, markL, Parr, posP, Rarr, posR, cnt, touched,
+        Larr, posL, markL, Parr, posP, Rarr, posR, cnt, touched, keyTag,
         auxA, auxB, auxC, auxD, Qstack, lv, lvs,
         poolP, poolPos, poolL, poolR, poolQ, poolN, poolI, poolS,
         gcount, stop, res_count, res_fp, err, ph_out, tasks_out, eager,
@@ -335,14 +377,8 @@ def build(rs=True, es=True, ws=True, instr=False, g=32, sg=8, cache=True):
                 my_tasks += 1
                 if ctx == 1:
                     # stolen task: copy the victim's L and R into our compact arrays
-                    for i in range(tid, lenl0, nt):
-                        w = poolL[buf, vic, i]
-                        Larr[b, i] = w
-                        posL[b, w] = i
-                    for i in range(tid, rlen0, nt):
-                        w = poolR[buf, vic, i]
-                        Rarr[b, i] = w
-                        posR[b, w] = i
+                    copy_in(Larr, posL, b, poolL[buf, vic], lenl0, tid, nt)
+                    copy_in(Rarr, posR, b, poolR[buf, vic], rlen0, tid, nt)
                 bsync()
                 if tid == 0:
                     shi[S_LVL] = 0
@@ -363,6 +399,7 @@ def build(rs=True, es=True, ws=True, instr=False, g=32, sg=8, cache=True):
                             shi[si] = 0
                         shi[S_KL] = 0
                         shi[S_STOP] = 0
+                        shi[S_MISS] = 0
                         shl[0] = BIGKEY
                         shu[0] = ZERO64
                         shu[1] = ZERO64
@@ -443,39 +480,63 @@ def build(rs=True, es=True, ws=True, instr=False, g=32, sg=8, cache=True):
                         lastmin = lv[b, l, F_LASTMIN]
                         # ---------- candidate selection (smallest |N(v) & L|) ----------
                         curmin = I64(INF32)
-                        nbat = (pc + nsg - 1) // nsg
-                        for bi in range(nbat):
-                            row = bi % 2
-                            i = bi * nsg + swarp
-                            if i < pc:
-                                v = Parr[b, i]
-                                if offU[v + 1] - offU[v] <= BSF * lenl:
-                                    # scan N(v), look each neighbour up in L
-                                    for e in range(offU[v] + slane, offU[v + 1], SG):
-                                        w = adjU[e]
-                                        if in_set(Larr, posL, b, w, lenl):
-                                            old = cuda.atomic.add(slot, (row, swarp), 1)
-                                            if ES and old + 1 > curmin:
-                                                break
+                        if ES:
+                            # L is fixed while a level lives, so a key computed once stays
+                            # valid: the scan that made this level left every candidate's
+                            # key in keyTag, tagged with the level's node id; only keys that
+                            # a deeper level overwrote since are counted again (and cached).
+                            nid = I64(lv[b, l, F_NID])
+                            for i in range(tid, pc, nt):
+                                u = Parr[b, i]
+                                tg = keyTag[b, u]
+                                if nid > 0 and (tg >> 32) == nid:
+                                    cuda.atomic.min(shl, 0, (tg & MASK32) * SHIFT + I64(i))
                                 else:
-                                    # v has many more neighbours than L has vertices:
-                                    # binary-search v in N(w) for each w in L instead
-                                    for t2 in range(slane, lenl, SG):
-                                        w = Larr[b, t2]
-                                        if bsearch(adjV, offV[w], offV[w + 1], v):
-                                            old = cuda.atomic.add(slot, (row, swarp), 1)
-                                            if ES and old + 1 > curmin:
-                                                break
-                            bsync()
-                            if slane == 0 and i < pc:
-                                c = I64(slot[row, swarp])
-                                slot[row, swarp] = 0
-                                if c <= curmin:
-                                    cuda.atomic.min(shl, 0, c * SHIFT + I64(i))
+                                    j = cuda.atomic.add(shi, S_MISS, 1)
+                                    auxA[b, j] = i
                             bsync()
                             curmin = shl[0] // SHIFT
-                            if ES and curmin == lastmin:
-                                break
+                            nmiss = shi[S_MISS]
+                            if curmin != lastmin:
+                                nbat = (nmiss + nsg - 1) // nsg
+                                for bi in range(nbat):
+                                    row = bi % 2
+                                    jj = bi * nsg + swarp
+                                    i = I32(0)
+                                    v = I32(0)
+                                    if jj < nmiss:
+                                        i = auxA[b, jj]
+                                        v = Parr[b, i]
+                                        count_in_l(offU, adjU, offV, adjV, Larr, posL, b, lenl, v,
+                                                   slane, slot, row, swarp, curmin, False)
+                                    bsync()
+                                    if slane == 0 and jj < nmiss:
+                                        c = I64(slot[row, swarp])
+                                        slot[row, swarp] = 0
+                                        if nid > 0:
+                                            keyTag[b, v] = (nid << 32) | c
+                                        if c <= curmin:
+                                            cuda.atomic.min(shl, 0, c * SHIFT + I64(i))
+                                    bsync()
+                                    curmin = shl[0] // SHIFT
+                                    if curmin == lastmin:
+                                        break
+                        else:
+                            nbat = (pc + nsg - 1) // nsg
+                            for bi in range(nbat):
+                                row = bi % 2
+                                i = bi * nsg + swarp
+                                if i < pc:
+                                    count_in_l(offU, adjU, offV, adjV, Larr, posL, b, lenl,
+                                               Parr[b, i], slane, slot, row, swarp, curmin, False)
+                                bsync()
+                                if slane == 0 and i < pc:
+                                    c = I64(slot[row, swarp])
+                                    slot[row, swarp] = 0
+                                    if c <= curmin:
+                                        cuda.atomic.min(shl, 0, c * SHIFT + I64(i))
+                                bsync()
+                                curmin = shl[0] // SHIFT
                         best = shl[0]
                         pos = I32(best & MASK32)
                         kL = I32(best // SHIFT)
@@ -542,16 +603,7 @@ def build(rs=True, es=True, ws=True, instr=False, g=32, sg=8, cache=True):
                                 j = cuda.atomic.add(shi, S_NA, 1)
                                 auxD[b, j] = i
                         bsync()
-                        nsw = shi[S_NB]
-                        for j in range(tid, nsw, nt):
-                            pa = auxD[b, j]
-                            pb = auxC[b, j]
-                            wa = Larr[b, pa]
-                            wb = Larr[b, pb]
-                            Larr[b, pa] = wb
-                            posL[b, wb] = pa
-                            Larr[b, pb] = wa
-                            posL[b, wa] = pb
+                        swap_positions(Larr, posL, b, auxD, auxC, shi[S_NB], tid, nt)
                         bsync()
                         for i in range(tid, kL, nt):
                             markL[b, Larr[b, i]] = 0
@@ -722,6 +774,12 @@ def build(rs=True, es=True, ws=True, instr=False, g=32, sg=8, cache=True):
                             posR[b, u] = r1 + j
                             s += elem_u(u, cand_left)
                         cuda.atomic.add(shu, 1, s)
+                        if ES and my_nodes <= NID_MAX:
+                            # the counts are the child level's selection keys: keep them
+                            tagc = my_nodes << 32
+                            for j in range(tid, nP, nt):
+                                u = auxB[b, j]
+                                keyTag[b, u] = tagc | I64(cnt[b, u])
                         if l == 0:
                             for j in range(tid, nP, nt):
                                 u = auxB[b, j]
@@ -741,30 +799,19 @@ def build(rs=True, es=True, ws=True, instr=False, g=32, sg=8, cache=True):
                                     k2 = cuda.atomic.add(shi, S_NA2, 1)
                                     auxD[b, k2] = i
                             bsync()
-                            nsw = shi[S_NB2]
-                            for j in range(tid, nsw, nt):
-                                pa = auxD[b, j]
-                                pb = auxC[b, j]
-                                wa = Parr[b, pa]
-                                wb = Parr[b, pb]
-                                Parr[b, pa] = wb
-                                posP[b, wb] = pa
-                                Parr[b, pb] = wa
-                                posP[b, wa] = pb
+                            swap_positions(Parr, posP, b, auxD, auxC, shi[S_NB2], tid, nt)
                         bsync()
                         if tid == 0:
                             sumRp = sumR + elem_u(x, cand_left) + shu[1]
                             my_count += 1
-                            if cand_left:
-                                my_fp += combine(sumRp, sumLp)
-                            else:
-                                my_fp += combine(sumLp, sumRp)
+                            my_fp += combine_sides(sumRp, sumLp, cand_left)
                             if nP > 0:
                                 l1 = l + 1
                                 lv[b, l1, F_LENL] = kL
                                 lv[b, l1, F_PC] = nP
                                 lv[b, l1, F_RLEN] = r1 + nF
                                 lv[b, l1, F_LASTMIN] = 1
+                                lv[b, l1, F_NID] = I32(my_nodes) if my_nodes <= NID_MAX else I32(0)
                                 lvs[b, l1, 0] = sumLp
                                 lvs[b, l1, 1] = sumRp
                                 if not RS:
