@@ -218,8 +218,9 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     names = args.datasets or list(DATASETS) + list(SYNTHETIC)
     for n in names:
-        if n not in DATASETS and n not in SYNTHETIC:
-            ap.error(f"unknown dataset {n!r}")
+        # a CSR already in the cache needs no mirror (the device machine has none)
+        if n not in DATASETS and n not in SYNTHETIC and not (args.cache / f"{n}.csr").exists():
+            ap.error(f"unknown dataset {n!r} (not in the mirror, no {args.cache / (n + '.csr')})")
     csrs = {n: prepare(n, args.mirror, args.cache) for n in names}
     procs = [int(p) for p in args.processes.split(",")]
     print(f"# nproc={os.cpu_count()} processes={procs} side={args.side} "

@@ -22,6 +22,7 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
 
     from cumbe.engine import run
+    from cumbe.launch import DeviceError, DeviceMemoryError, LaunchError
     from mbebench.csr import read_csr
     from mbebench.engine import EngineSkipped
     from mbebench.fingerprint import to_hex
@@ -33,8 +34,8 @@ def main(argv=None) -> int:
     except EngineSkipped as e:
         print(f"skipped: {e}", file=sys.stderr)
         return 2
-    except MemoryError as e:
-        print(f"{a.graph}: {e}", file=sys.stderr)
+    except (DeviceMemoryError, LaunchError, DeviceError) as e:  # one line naming the graph
+        print(f"error: {e}", file=sys.stderr)
         return 1
     out = {"graph": a.graph, "count": res.count, "fingerprint": to_hex(res.fingerprint),
            "kernel_s": res.algo_seconds, "compile_s": res.compile_seconds, "stats": res.stats}

@@ -12,6 +12,7 @@ import time
 
 import numpy as np
 
+from cumbe import launch as L
 from mbebench.csr import CSRGraph
 from mbebench.engine import EngineResult, EngineSkipped
 
@@ -60,10 +61,12 @@ def plan_memory(nU, nV, blocks, depth, rs=True, qcap=0):
         + 2 * 4 * (3 * nU + nV)  # pools (2 buffers): P, pos, R, L
         + (0 if rs else 2 * 4 * nU + 4 * qcap)  # pool Q, Q stack
         + depth * (8 * 4 + 2 * 8)  # level table
+        + 2 * depth * (4 * 3 + 8 * 2)  # pools' level tables (2 buffers)
     )
     return int(per_block) * int(blocks)
 
 
+@L.named_device_errors
 def run(
     graph: CSRGraph,
     variant: str = "cuMBE",
@@ -75,7 +78,7 @@ def run(
     group: int = 32,
     sel_group: int = 8,
     qcap_factor: int = 8,
-    eager_steal: bool = False,
+    eager_steal: int = 0,
     **_,
 ) -> EngineResult:
     sim = _sim_enabled()
@@ -116,7 +119,7 @@ def run(
 
     stats = {
         "variant": variant, "k": k, "threads": threads, "side": "left" if cand_left else "right",
-        "n_candidates": nG, "instrumented": bool(instrument), "eager_steal": bool(eager_steal),
+        "n_candidates": nG, "instrumented": bool(instrument), "eager_steal": int(eager_steal),
     }
     if nG == 0:
         stats.update(blocks=0, blocks_requested=int(blocks), device="simulator" if sim else "")
@@ -144,14 +147,9 @@ def run(
 
     def make_args(nb):
         need = plan_memory(nU, nV, nb, depth, rs, qcap)
-        if not sim:
-            free, total = cuda.current_context().get_memory_info()
-            graph_bytes = offU.nbytes + offV.nbytes + adjU.nbytes + adjV.nbytes + 8 * nU
-            if need + graph_bytes > free:
-                raise MemoryError(
-                    f"cuMBE needs {need + graph_bytes} bytes of device memory for {nb} blocks"
-                    f" ({nU}+{nV} vertices), only {free} free of {total}"
-                )
+        graph_bytes = offU.nbytes + offV.nbytes + adjU.nbytes + adjV.nbytes + 8 * nU
+        L.check_memory(need + graph_bytes, *L.device_memory(cuda), L.graph_label(graph),
+                       f"{nb} blocks ({nU}+{nV} vertices)")
         m = max(nU, nV, 1)
         a = dict(
             offU=cuda.to_device(offU), adjU=cuda.to_device(adjU if adjU.size else np.zeros(1, np.int32)),
@@ -174,7 +172,8 @@ def run(
             poolL=alloc((2, nb, V1), np.int32), poolR=alloc((2, nb, U1), np.int32),
             poolQ=alloc((2, nb, U1 if not rs else 1), np.int32),
             poolN=alloc((2, nb), np.int32, zero=True), poolI=alloc((2, nb, K.NPI), np.int32),
-            poolS=alloc((2, nb, 2), np.uint64),
+            poolLv=alloc((2, nb, depth, K.NPL), np.int32),
+            poolLs=alloc((2, nb, depth, 2), np.uint64),
         )
         return a, scratch, need
 
@@ -194,8 +193,8 @@ def run(
             s["Larr"], s["posL"], s["markL"], s["Parr"], s["posP"], s["Rarr"], s["posR"],
             s["cnt"], s["touched"], s["keyTag"], s["auxA"], s["auxB"], s["auxC"], s["auxD"], s["Qstack"],
             s["lv"], s["lvs"], s["poolP"], s["poolPos"], s["poolL"], s["poolR"], s["poolQ"],
-            s["poolN"], s["poolI"], s["poolS"],
-            gcount, stop, res_count, res_fp, err, ph, tasks, np.int32(1 if eager_steal else 0),
+            s["poolN"], s["poolI"], s["poolLv"], s["poolLs"],
+            gcount, stop, res_count, res_fp, err, ph, tasks, np.int32(int(eager_steal)),
         )
         return args, (res_count, res_fp, err, ph, tasks)
 
@@ -212,9 +211,7 @@ def run(
         ov = kern.compile(sig)
         compile_s = time.perf_counter() - tc
         max_blocks = int(ov.max_cooperative_grid_blocks(threads))
-        if max_blocks < 1:
-            raise RuntimeError(f"cuMBE kernel cannot run {threads} threads per block on {dev_name}")
-        nb = max_blocks if blocks_req <= 0 else min(blocks_req, max_blocks)
+        nb = L.grid_blocks(blocks_req, max_blocks, threads, dev_name)
         stats["blocks_requested"] = blocks_req
         stats["max_cooperative_blocks"] = max_blocks
         if blocks_req > max_blocks:
@@ -223,20 +220,10 @@ def run(
     a, scratch, need = make_args(nb)
     args, outs = launch(nb, a, scratch)
     setup_s = time.perf_counter() - t0 - compile_s
-    if not sim:
-        cuda.synchronize()
-        e0, e1 = cuda.event(), cuda.event()
-        e0.record()
-        kern[nb, threads](*args)
-        e1.record()
-        e1.synchronize()
-        cuda.synchronize()  # surfaces launch and execution errors
-        kernel_s = cuda.event_elapsed_time(e0, e1) / 1e3
-    else:
-        tk = time.perf_counter()
-        kern[nb, threads](*args)
-        kernel_s = time.perf_counter() - tk
+    kernel_s = L.checked_launch(kern, nb, threads, args, cuda=cuda, what=L.graph_label(graph),
+                                device=dev_name, events=not sim)
     res_count, res_fp, err, ph, tasks = (o.copy_to_host() for o in outs)
+    L.check_ran(int(res_count[1]), nG, L.graph_label(graph))
     if err[0] == K.ERR_QCAP:
         raise RuntimeError(
             f"cuMBE {variant}: the explicit Q stack overflowed (qcap={qcap}); raise qcap_factor"

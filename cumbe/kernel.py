@@ -66,8 +66,11 @@ NPH = 8  # slot 7: grid-sync wait (idle)
 F_LENL, F_PC, F_RLEN, F_LASTMIN, F_X, F_QS, F_QE, F_NID = range(8)
 NF = 8
 # pool int32 fields
-PI_NL, PI_NR, PI_NQ, PI_TOT = range(4)
+PI_NLEV, PI_NQ = range(2)
 NPI = 4
+# pool level-table fields (int32; the level's L/R sums go to poolLs)
+PL_PC, PL_LENL, PL_RLEN = range(3)
+NPL = 3
 # error codes (err[0])
 ERR_QCAP = 1
 
@@ -252,7 +255,7 @@ def build(rs=True, es=True, ws=True, instr=False, g=32, sg=8, cache=True):
         offU, adjU, offV, adjV, gP, gpos, nG, nU, nV, cand_left, kstages, qcap,
         Larr, posL, markL, Parr, posP, Rarr, posR, cnt, touched, keyTag,
         auxA, auxB, auxC, auxD, Qstack, lv, lvs,
-        poolP, poolPos, poolL, poolR, poolQ, poolN, poolI, poolS,
+        poolP, poolPos, poolL, poolR, poolQ, poolN, poolI, poolLv, poolLs,
         gcount, stop, res_count, res_fp, err, ph_out, tasks_out, eager,
     ):
         b = cuda.blockIdx.x
@@ -364,17 +367,25 @@ def build(rs=True, es=True, ws=True, instr=False, g=32, sg=8, cache=True):
                                     # took what looked like the last task anywhere
                                     cuda.atomic.max(stop, stage, 1)
                                 if j >= 1:
+                                    # task j-1 of the victim's flattened levels: the deepest
+                                    # level's candidates first, level 1's last, so that the
+                                    # big shallow subtrees are taken first (from the end)
+                                    ti = j - 1
+                                    m = poolI[buf, v, PI_NLEV]
+                                    while ti >= poolLv[buf, v, m, PL_PC]:
+                                        ti -= poolLv[buf, v, m, PL_PC]
+                                        m -= 1
                                     shi[S_GOTTASK] = 1
                                     shi[S_CTX] = 1
                                     shi[S_VIC] = v
-                                    shi[S_LIM] = j - 1
-                                    shi[S_X0] = poolP[buf, v, j - 1]
-                                    shi[S_LENL0] = poolI[buf, v, PI_NL]
-                                    shi[S_RLEN0] = poolI[buf, v, PI_NR]
+                                    shi[S_LIM] = ti
+                                    shi[S_X0] = poolP[buf, v, ti]
+                                    shi[S_LENL0] = poolLv[buf, v, m, PL_LENL]
+                                    shi[S_RLEN0] = poolLv[buf, v, m, PL_RLEN]
                                     shi[S_NQ0] = poolI[buf, v, PI_NQ]
-                                    shi[S_TOT] = poolI[buf, v, PI_TOT]
-                                    shu[2] = poolS[buf, v, 0]
-                                    shu[3] = poolS[buf, v, 1]
+                                    shi[S_TOT] = poolLv[buf, v, m, PL_PC]
+                                    shu[2] = poolLs[buf, v, m, 0]
+                                    shu[3] = poolLs[buf, v, m, 1]
                                     shi[S_CUR] = off
                                 else:
                                     shi[S_CUR] = off + 1
@@ -419,6 +430,9 @@ def build(rs=True, es=True, ws=True, instr=False, g=32, sg=8, cache=True):
                             shi[si] = 0
                         shi[S_KL] = 0
                         shi[S_STOP] = 0
+                        if interruptible and shi[S_PUB] == 0:
+                            # read here, before the barrier every node pays anyway
+                            shi[S_STOP] = cuda.atomic.max(stop, stage, 0)
                         shi[S_MISS] = 0
                         shl[0] = BIGKEY
                         shu[0] = ZERO64
@@ -456,43 +470,56 @@ def build(rs=True, es=True, ws=True, instr=False, g=32, sg=8, cache=True):
                                     else:
                                         err[0] = ERR_QCAP
                             continue
-                        if interruptible and l == 1 and shi[S_PUB] == 0:
-                            if tid == 0:
-                                shi[S_STOP] = cuda.atomic.max(stop, stage, 0)
+                        # (test hook: eager >= 2 publishes only from level eager down)
+                        if shi[S_STOP] != 0 and ((RS and l >= eager) or (not RS and l == 1)):
+                            # Victim: publish all the work left on our path and leave the task.
+                            # Each level m <= l keeps its remaining candidates in Parr[0:pc_m], its
+                            # L in Larr[0:lenl_m] and R in Rarr[0:rlen_m] (nested prefixes), so one
+                            # copy of Parr[0:pc_1], Larr[0:lenl_1], Rarr[0:rlen_l] plus the level
+                            # table describes all of it; a thief of level m's candidate i takes
+                            # P = positions < i, L and R prefixes of level m.  Publishing below
+                            # level 1 means a stage ends after one node, not after a whole
+                            # level-1 subtree (edit-nawiki: blocks idled at the grid sync most of
+                            # the time).  noRS would need every level's explicit Q too: level 1 only.
+                            pc1 = lv[b, 1, F_PC]
+                            lenl1 = lv[b, 1, F_LENL]
+                            rll = lv[b, l, F_RLEN]
+                            for i in range(tid, pc1, nt):
+                                u = Parr[b, i]
+                                poolP[nbuf, b, i] = u
+                                poolPos[nbuf, b, u] = i
+                            for i in range(tid, lenl1, nt):
+                                poolL[nbuf, b, i] = Larr[b, i]
+                            for i in range(tid, rll, nt):
+                                poolR[nbuf, b, i] = Rarr[b, i]
+                            tot = I32(0)
+                            for m in range(1 + tid, l + 1, nt):
+                                pcm = lv[b, m, F_PC]
+                                poolLv[nbuf, b, m, PL_PC] = pcm
+                                poolLv[nbuf, b, m, PL_LENL] = lv[b, m, F_LENL]
+                                poolLv[nbuf, b, m, PL_RLEN] = lv[b, m, F_RLEN]
+                                poolLs[nbuf, b, m, 0] = lvs[b, m, 0]
+                                poolLs[nbuf, b, m, 1] = lvs[b, m, 1]
+                                tot += pcm
+                            cuda.atomic.add(shi, S_NB, tot)
+                            nq1 = I32(0)
+                            if not RS:
+                                qs1 = lv[b, 1, F_QS]
+                                nq1 = lv[b, 1, F_QE] - qs1
+                                for i in range(tid, nq1, nt):
+                                    poolQ[nbuf, b, i] = Qstack[b, qs1 + i]
                             bsync()
-                            if shi[S_STOP] != 0:
-                                # victim: publish the rest of level 1 and leave the task
-                                lenl1 = lv[b, 1, F_LENL]
-                                rl1 = lv[b, 1, F_RLEN]
-                                for i in range(tid, pc, nt):
-                                    u = Parr[b, i]
-                                    poolP[nbuf, b, i] = u
-                                    poolPos[nbuf, b, u] = i
-                                for i in range(tid, lenl1, nt):
-                                    poolL[nbuf, b, i] = Larr[b, i]
-                                for i in range(tid, rl1, nt):
-                                    poolR[nbuf, b, i] = Rarr[b, i]
-                                nq1 = I32(0)
-                                if not RS:
-                                    qs1 = lv[b, 1, F_QS]
-                                    nq1 = lv[b, 1, F_QE] - qs1
-                                    for i in range(tid, nq1, nt):
-                                        poolQ[nbuf, b, i] = Qstack[b, qs1 + i]
-                                if tid == 0:
-                                    poolI[nbuf, b, PI_NL] = lenl1
-                                    poolI[nbuf, b, PI_NR] = rl1
-                                    poolI[nbuf, b, PI_NQ] = nq1
-                                    poolI[nbuf, b, PI_TOT] = pc
-                                    poolS[nbuf, b, 0] = lvs[b, 1, 0]
-                                    poolS[nbuf, b, 1] = lvs[b, 1, 1]
-                                    poolN[nbuf, b] = pc
-                                    shi[S_LVL] = -1
-                                    shi[S_PUB] = 1
-                                    if INSTR:
-                                        t = clock64()
-                                        phl[PH_STEAL] += t - t_last
-                                        t_last = t
-                                continue
+                            if tid == 0:
+                                poolI[nbuf, b, PI_NLEV] = l
+                                poolI[nbuf, b, PI_NQ] = nq1
+                                poolN[nbuf, b] = shi[S_NB]
+                                shi[S_LVL] = -1
+                                shi[S_PUB] = 1
+                                if INSTR:
+                                    t = clock64()
+                                    phl[PH_STEAL] += t - t_last
+                                    t_last = t
+                            continue
                         lenl = lv[b, l, F_LENL]
                         rl = lv[b, l, F_RLEN]
                         sumL = lvs[b, l, 0]

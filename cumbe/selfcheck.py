@@ -5,7 +5,8 @@
 
 Random small bipartite graphs (hypothesis when installed, else numpy) run through
 every variant, instrumented and not, k in {1, 2, 3}, with and without forced
-("eager") work stealing; count and fingerprint must equal
+("eager") work stealing, then ``--dense`` dense graphs whose deep search trees
+make the blocks publish work from below level 1; count and fingerprint must equal
 :func:`mbebench.oracle.count_and_fingerprint`.  ``--simulator`` sets
 NUMBA_ENABLE_CUDASIM before numba is imported, so run it as its own process.
 Prints one JSON line; exit status 1 on the first mismatch.
@@ -27,6 +28,8 @@ def main(argv=None) -> int:
     ap.add_argument("--examples", type=int, default=20)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--max-side", type=int, default=7)
+    ap.add_argument("--dense", type=int, default=0,
+                    help="extra dense graphs (deep trees) with stealing forced below level 1")
     ap.add_argument("--variants", default="cuMBE,noRS,noES,noWS")
     ap.add_argument("--blocks", default="1", help="comma list of grid sizes (0 = max cooperative)")
     ap.add_argument("--threads", type=int, default=0, help="0: 32 in the simulator, else 128")
@@ -49,7 +52,7 @@ def main(argv=None) -> int:
     done = {"examples": 0, "runs": 0}
     failure: list = []
 
-    def check(nl, nr, left, right, case):
+    def check(nl, nr, left, right, case, deep=False):
         g = from_edges(np.asarray(left, dtype=np.int64), np.asarray(right, dtype=np.int64), nl, nr)
         ref = count_and_fingerprint(g)
         for vi, v in enumerate(variants):
@@ -58,6 +61,9 @@ def main(argv=None) -> int:
                 params = dict(variant=v, k=k, blocks=nb, threads=threads, group=group,
                               sel_group=sel_group, instrument=bool((case + vi) % 2),
                               eager_steal=bool((case // 2 + vi) % 2), side=("auto", "left", "right")[case % 3])
+                if deep:
+                    # stop raised after every fetch, work published only from level >= 2
+                    params.update(k=3, eager_steal=2 + (case + vi) % 2)
                 r = run(g, **params)
                 done["runs"] += 1
                 if (r.count, r.fingerprint) != ref:
@@ -80,7 +86,7 @@ def main(argv=None) -> int:
                                   max_size=nl * nr))
             return nl, nr, [p[0] for p in pairs], [p[1] for p in pairs]
 
-        @settings(max_examples=a.examples, deadline=None, derandomize=True, database=None,
+        @settings(max_examples=max(a.examples, 1), deadline=None, derandomize=True, database=None,
                   suppress_health_check=list(HealthCheck), print_blob=False)
         @given(graphs())
         def prop(gr):
@@ -88,7 +94,8 @@ def main(argv=None) -> int:
                 return
             check(*gr, case=done["examples"])
 
-        prop()
+        if a.examples > 0:
+            prop()
     except ImportError:
         rng = np.random.default_rng(a.seed)
         for case in range(a.examples):
@@ -97,6 +104,15 @@ def main(argv=None) -> int:
             check(nl, nr, rng.integers(0, nl, m), rng.integers(0, nr, m), case)
     except AssertionError:
         pass
+    rng = np.random.default_rng(a.seed + 1)
+    for case in range(a.dense if not failure else 0):
+        nl, nr = (int(x) for x in rng.integers(5, max(a.max_side, 6) + 1, 2))
+        adj = rng.random((nl, nr)) < rng.uniform(0.4, 0.7)
+        left, right = np.nonzero(adj)
+        try:
+            check(nl, nr, left, right, case, deep=True)
+        except AssertionError:
+            break
     out = {"ok": not failure, **done, "seconds": round(time.time() - t_start, 1),
            "simulator": a.simulator, "failure": failure[0] if failure else None}
     print(json.dumps(out))

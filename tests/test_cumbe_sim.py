@@ -43,6 +43,17 @@ def test_simulator_matches_oracle(examples, max_side, bsf):
     assert out["ok"] and out["examples"] == examples and out["runs"] == 4 * examples
 
 
+@pytest.mark.cudasim
+def test_simulator_deep_publishing_matches_oracle():
+    # dense graphs, stop raised after every fetch, work published only from level >= 2:
+    # thieves take candidates of deep levels with those levels' L and R prefixes
+    p = _run(["-m", "cumbe.selfcheck", "--simulator", "--examples", "0", "--dense", "4",
+              "--max-side", "8"])
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    out = json.loads(p.stdout.strip().splitlines()[-1])
+    assert out["ok"] and out["examples"] == 4 and out["runs"] == 16
+
+
 def test_no_gpu_no_simulator_skips():
     code = (
         "from numba import cuda\n"

@@ -24,8 +24,6 @@ for name in names:
     for c in configs:
         if time.time() - t0 > float(sys.argv[2] if len(sys.argv) > 2 else 300):
             break
-        if name == "edit-nawiki" and c["threads"] == 128:
-            continue
         ts = []
         for _ in range(1 if name == "edit-nawiki" else 2):
             r = run(g, variant="cuMBE", **c)
