@@ -54,8 +54,8 @@ def main() -> int:
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--examples", type=int, default=40)
     ap.add_argument("--datasets", default="")
-    ap.add_argument("--threads", type=int, default=512, help="threads per block of the timed full variant")
-    ap.add_argument("--k", type=int, default=2, help="k of the timed full variant")
+    ap.add_argument("--threads", type=int, default=128, help="threads per block of every timed run")
+    ap.add_argument("--k", type=int, default=24, help="k of every timed run")
     ap.add_argument("--ablation-max-s", type=float, default=3.0,
                     help="run ablations/side only where the full variant takes at most this long")
     ap.add_argument("--skip", default="", help="comma list of steps to skip: oracle,grids,variants,instr,side")
@@ -136,7 +136,7 @@ def main() -> int:
             for vi, v in enumerate(("cuMBE", "noRS", "noES", "noWS")):
                 for nb in (1, 2, 7, 0):
                     p = dict(variant=v, blocks=nb, threads=(64, 128, 512)[(case + vi) % 3],
-                             k=1 + (case + nb) % 3, eager_steal=(case + vi + nb) % 4,
+                             k=(1, 2, 3, 24)[(case + nb) % 4], eager_steal=(case + vi + nb) % 4,
                              instrument=(v in ("cuMBE", "noWS") and case % 4 == 0))
                     try:
                         r = run(g, **p)
@@ -218,9 +218,9 @@ def main() -> int:
             for nb in (1, 2, 7):
                 if left() < 30:
                     break
-                one(paper, f"cuMBE-b{nb}", variant="cuMBE", blocks=nb)
+                one(paper, f"cuMBE-b{nb}", variant="cuMBE", blocks=nb, threads=a.threads, k=a.k)
             if left() > 30:
-                one(paper, "cuMBE-eager-k3", variant="cuMBE", k=3, eager_steal=True)
+                one(paper, "cuMBE-eager-k3", variant="cuMBE", k=3, eager_steal=2, threads=a.threads)
     if "instr" not in skip:
         for paper in graphs:
             for v in ("cuMBE", "noWS"):
@@ -228,7 +228,7 @@ def main() -> int:
                     continue
                 if left() < 40:
                     break
-                one(paper, f"{v}-instr", variant=v, instrument=True)
+                one(paper, f"{v}-instr", variant=v, instrument=True, threads=a.threads, k=a.k)
     # ablations and instrumented runs
     if "variants" not in skip:
         for v in ("noWS", "noES", "noRS"):
@@ -237,9 +237,9 @@ def main() -> int:
                     break
                 if res["datasets"][paper]["runs"].get("cuMBE", {}).get("median_s", 0) > a.ablation_max_s:
                     continue
-                r0 = one(paper, v, variant=v)
+                r0 = one(paper, v, variant=v, threads=a.threads, k=a.k)
                 if r0 is not None and r0.algo_seconds < 2 and left() > 60:
-                    one(paper, v, variant=v)
+                    one(paper, v, variant=v, threads=a.threads, k=a.k)
                 e = res["datasets"][paper]["runs"].get(v)
                 if e:
                     e["median_s"] = statistics.median(e["kernel_s"][1:] or e["kernel_s"])
@@ -250,9 +250,9 @@ def main() -> int:
             for side in ("left", "right"):
                 if left() < 40:
                     break
-                r0 = one(paper, f"cuMBE-{side}", variant="cuMBE", side=side)
+                r0 = one(paper, f"cuMBE-{side}", variant="cuMBE", side=side, threads=a.threads, k=a.k)
                 if r0 is not None and r0.algo_seconds < 2 and left() > 40:
-                    one(paper, f"cuMBE-{side}", variant="cuMBE", side=side)
+                    one(paper, f"cuMBE-{side}", variant="cuMBE", side=side, threads=a.threads, k=a.k)
                 e = res["datasets"][paper]["runs"].get(f"cuMBE-{side}")
                 if e:
                     e["median_s"] = statistics.median(e["kernel_s"][1:] or e["kernel_s"])
