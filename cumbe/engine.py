@@ -180,6 +180,7 @@ def run(
     def launch(nb, a, scratch):
         gcount = cuda.to_device(np.array([nG], dtype=np.int32))
         stop = cuda.to_device(np.zeros(k + 2, dtype=np.int32))
+        pubcnt = cuda.to_device(np.zeros(k + 2, dtype=np.int32))
         res_count = cuda.to_device(np.zeros(2, dtype=np.int64))
         res_fp = cuda.to_device(np.zeros(1, dtype=np.uint64))
         err = cuda.to_device(np.zeros(4, dtype=np.int32))
@@ -194,7 +195,7 @@ def run(
             s["cnt"], s["touched"], s["keyTag"], s["auxA"], s["auxB"], s["auxC"], s["auxD"], s["Qstack"],
             s["lv"], s["lvs"], s["poolP"], s["poolPos"], s["poolL"], s["poolR"], s["poolQ"],
             s["poolN"], s["poolI"], s["poolLv"], s["poolLs"],
-            gcount, stop, res_count, res_fp, err, ph, tasks, np.int32(int(eager_steal)),
+            gcount, stop, pubcnt, res_count, res_fp, err, ph, tasks, np.int32(int(eager_steal)),
         )
         return args, (res_count, res_fp, err, ph, tasks)
 

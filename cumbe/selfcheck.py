@@ -60,7 +60,7 @@ def main(argv=None) -> int:
                 k = 1 + (case + vi) % 3
                 params = dict(variant=v, k=k, blocks=nb, threads=threads, group=group,
                               sel_group=sel_group, instrument=bool((case + vi) % 2),
-                              eager_steal=bool((case // 2 + vi) % 2), side=("auto", "left", "right")[case % 3])
+                              eager_steal=(case // 2 + vi) % 4, side=("auto", "left", "right")[case % 3])
                 if deep:
                     # stop raised after every fetch, work published only from level >= 2
                     params.update(k=3, eager_steal=2 + (case + vi) % 2)
