@@ -462,6 +462,8 @@ def build(rs=True, es=True, ws=True, instr=False, g=32, sg=8, cache=True):
                         x = x0
                         if tid == 0:
                             shi[S_PEND] = 0
+                            Rarr[b, rlen0] = x  # R' = R + {x}, as in the pop below
+                            posR[b, x] = rlen0
                         lenl = lenl0
                         rl = rlen0
                         sumL = sumL0
@@ -610,6 +612,10 @@ def build(rs=True, es=True, ws=True, instr=False, g=32, sg=8, cache=True):
                             lv[b, l, F_PC] = pc - 1
                             lv[b, l, F_LASTMIN] = kL
                             lv[b, l, F_X] = x
+                            # R' = R + {x}, written here so that the barriers of the L'
+                            # construction publish it (one barrier less per node)
+                            Rarr[b, rl] = x
+                            posR[b, x] = rl
                         pc = pc - 1
                         if INSTR and tid == 0:
                             t = clock64()
@@ -665,12 +671,7 @@ def build(rs=True, es=True, ws=True, instr=False, g=32, sg=8, cache=True):
                         bsync()
                         for i in range(tid, kL, nt):
                             markL[b, Larr[b, i]] = 0
-                    # R' = R + {x}
-                    if tid == 0:
-                        Rarr[b, rl] = x
-                        posR[b, x] = rl
-                    r1 = rl + 1
-                    bsync()
+                    r1 = rl + 1  # R' = Rarr[0:r1], x written at the pop
                     sumLp = shu[0]
                     if INSTR and tid == 0:
                         t = clock64()
