@@ -35,10 +35,17 @@ tail then); they are flagged and skipped (iMBEA's pruning).
 
 Task decomposition: a task is a list of (v, k, K): run the subproblem of v but
 only the first-level branches i with i % K == k (K = 1: the whole subproblem;
-the top biclique (X0, N(v)) is reported by k == 0 only).  With K == 1 and a
-first-level tail longer than ``split_threshold`` the subproblem is not run but
-reported in ``splits_out`` (v, tail size) so that the caller schedules it as
-K > 1 tasks.
+the top biclique (X0, N(v)) is reported by k == 0 only).  Which subproblems
+are split, and into how many pieces, is decided before any task runs (see
+:func:`baselines.parmbe.plan_tasks`, which uses :func:`tail_estimates` and
+:func:`tail_sizes`).
+
+The per-graph scratch arrays (``cnt``, ``slot``, ``touched``: one entry per U
+vertex; ``buf``: the largest V degree) are allocated once by the caller and
+handed to every call: a task is often a few milliseconds of work, and
+allocating and initialising O(|U|) memory plus scanning all of V per task
+would be a per-task cost that grows with the number of tasks.  ``cnt`` must be
+all zeros and ``slot`` all -1 on entry; both are left that way on return.
 """
 
 from __future__ import annotations
@@ -168,18 +175,40 @@ def _closure_is(vo, vi, ui, base, adj, lo, ln, target, buf):
 
 
 @njit(cache=True, nogil=True)
-def run_tasks(uo, ui, vo, vi, rank, verts, ks, nks, split_threshold, u_is_left, splits_out):
+def _count_two_hop(v, uo, ui, vo, vi, cnt, touched):
+    """cnt[u] = |N(u) ∩ N(v)| for every u of N2(v) (v itself included), each
+    such u listed once in ``touched``; returns how many were listed."""
+    nt = 0
+    for j in range(uo[v], uo[v + 1]):
+        y = ui[j]
+        for e in range(vo[y], vo[y + 1]):
+            u = vi[e]
+            if cnt[u] == 0:
+                touched[nt] = u
+                nt += 1
+            cnt[u] += 1
+    return nt
+
+
+def new_scratch(uo, vo):
+    """The per-graph scratch arrays of :func:`run_tasks` / :func:`tail_sizes`."""
+    n_u = uo.shape[0] - 1
+    maxdv = int(np.diff(vo).max()) if vo.shape[0] > 1 else 1
+    return (
+        np.zeros(n_u, np.int32),
+        np.full(n_u, -1, np.int32),
+        np.empty(n_u, np.int32),
+        np.empty(max(maxdv, 1), np.int32),
+    )
+
+
+@njit(cache=True, nogil=True)
+def run_tasks(uo, ui, vo, vi, rank, verts, ks, nks, u_is_left, cnt, slot, touched, buf):
     """Run the tasks (verts[t], ks[t], nks[t]); see the module docstring.
 
-    Returns (count, fingerprint, n_splits); the first n_splits rows of
-    ``splits_out`` (int64[len(verts), 2]) hold (v, tail size) of the
-    subproblems that were too big to run unsplit.
-    """
-    n_u = uo.shape[0] - 1
-    n_v = vo.shape[0] - 1
+    Returns (count, fingerprint)."""
     count = np.int64(0)
     fp = np.uint64(0)
-    nsplit = 0
     v_is_left = not u_is_left
 
     maxd = 1
@@ -188,19 +217,10 @@ def run_tasks(uo, ui, vo, vi, rank, verts, ks, nks, split_threshold, u_is_left, 
         d = uo[v + 1] - uo[v]
         if d > maxd:
             maxd = d
-    maxdv = 1
-    for y in range(n_v):
-        dy = vo[y + 1] - vo[y]
-        if dy > maxdv:
-            maxdv = dy
 
-    cnt = np.zeros(n_u, np.int32)
-    slot = np.full(n_u, -1, np.int32)
-    touched = np.empty(n_u, np.int32)
     mark = np.zeros(maxd, np.int64)
     token = np.int64(0)
     velem = np.empty(maxd, np.uint64)
-    buf = np.empty(maxdv, np.int32)
 
     vcap = 1024
     vid = np.empty(vcap, np.int32)
@@ -230,18 +250,7 @@ def run_tasks(uo, ui, vo, vi, rank, verts, ks, nks, split_threshold, u_is_left, 
         if d == 0:
             continue
         # --- count |N(u) ∩ N(v)| for every u in N2(v) -----------------------
-        ntouched = 0
-        sum_v = np.uint64(0)
-        for j in range(d):
-            y = ui[base + j]
-            velem[j] = _elem(y, v_is_left)
-            sum_v += velem[j]
-            for e in range(vo[y], vo[y + 1]):
-                u = vi[e]
-                if cnt[u] == 0:
-                    touched[ntouched] = u
-                    ntouched += 1
-                cnt[u] += 1
+        ntouched = _count_two_hop(v, uo, ui, vo, vi, cnt, touched)
         rv = rank[v]
         killed = False
         sum_x = _elem(v, u_is_left)
@@ -263,14 +272,14 @@ def run_tasks(uo, ui, vo, vi, rank, verts, ks, nks, split_threshold, u_is_left, 
             else:
                 npp += 1
                 tot += c
-        if killed or (kk == 1 and split_threshold >= 0 and npp > split_threshold):
-            if not killed:
-                splits_out[nsplit, 0] = v
-                splits_out[nsplit, 1] = npp
-                nsplit += 1
+        if killed:
             for idx in range(ntouched):
                 cnt[touched[idx]] = 0
             continue
+        sum_v = np.uint64(0)
+        for j in range(d):
+            velem[j] = _elem(ui[base + j], v_is_left)
+            sum_v += velem[j]
         # --- root frame: the tail with its lists restricted to N(v) ---------
         vid, aoff, alen, skip, vcap = _reserve_slots(vid, aoff, alen, skip, vcap, npp)
         adj, acap = _reserve(adj, acap, tot)
@@ -383,16 +392,16 @@ def run_tasks(uo, ui, vo, vi, rank, verts, ks, nks, split_threshold, u_is_left, 
                 f_vtop[depth] = vtop
                 f_atop[depth] = atop
                 f_atot[depth] = atop - a0
-    return count, fp, nsplit
+    return count, fp
 
 
 @njit(cache=True, nogil=True)
-def tail_estimates(uo, ui, vo, vi, rank):
-    """Per U vertex: number of wedges v - y - u with rank(u) > rank(v) (a cheap
-    upper bound of the work of the subproblem's first level)."""
-    n_u = uo.shape[0] - 1
-    est = np.zeros(n_u, np.int64)
-    for v in range(n_u):
+def tail_estimates(uo, ui, vo, vi, rank, lo, hi, est):
+    """est[v] for lo <= v < hi: number of wedges v - y - u with rank(u) >
+    rank(v) (a cheap upper bound of the work of the subproblem's first level,
+    and of its tail length).  A range, so that callers can fill ``est`` from
+    several threads."""
+    for v in range(lo, hi):
         rv = rank[v]
         s = 0
         for e in range(uo[v], uo[v + 1]):
@@ -401,4 +410,81 @@ def tail_estimates(uo, ui, vo, vi, rank):
                 if rank[vi[f]] > rv:
                     s += 1
         est[v] = s
-    return est
+
+
+@njit(cache=True, nogil=True)
+def tail_sizes(uo, ui, vo, vi, rank, verts, cnt, touched):
+    """Per vertex of ``verts``: the length of its subproblem's first-level
+    tail, or -1 if the subproblem is empty (X0 holds a lower-rank vertex)."""
+    out = np.empty(verts.shape[0], np.int64)
+    for t in range(verts.shape[0]):
+        v = verts[t]
+        d = uo[v + 1] - uo[v]
+        nt = _count_two_hop(v, uo, ui, vo, vi, cnt, touched)
+        rv = rank[v]
+        npp = 0
+        killed = d == 0
+        for idx in range(nt):
+            u = touched[idx]
+            c = cnt[u]
+            cnt[u] = 0
+            if u == v:
+                continue
+            if rank[u] < rv:
+                if c == d:
+                    killed = True
+            elif c < d:
+                npp += 1
+        out[t] = -1 if killed else npp
+    return out
+
+
+@njit(cache=True, nogil=True)
+def build_tasks(verts, cost, kk, tau, max_chunk):
+    """Tasks in the order of ``verts``: runs of unsplit vertices (kk == 1) of
+    about ``tau`` cost and at most ``max_chunk`` vertices, and one task per
+    piece k < K of a vertex split into K = kk pieces.
+
+    Returns the items (vertex, k, K) in task order and the task bounds."""
+    n_items = 0
+    for i in range(verts.shape[0]):
+        n_items += kk[i]
+    tv = np.empty(n_items, np.int32)
+    tk = np.empty(n_items, np.int32)
+    tn = np.empty(n_items, np.int32)
+    bounds = np.empty(n_items + 1, np.int32)
+    nt = 0
+    m = 0
+    acc = 0.0
+    run = 0
+    for i in range(verts.shape[0]):
+        kv = kk[i]
+        if kv > 1:
+            if run > 0:
+                nt += 1
+                acc = 0.0
+                run = 0
+            for k in range(kv):
+                bounds[nt] = m
+                tv[m] = verts[i]
+                tk[m] = k
+                tn[m] = kv
+                m += 1
+                nt += 1
+            continue
+        if run == 0:
+            bounds[nt] = m
+        tv[m] = verts[i]
+        tk[m] = 0
+        tn[m] = 1
+        m += 1
+        run += 1
+        acc += cost[i]
+        if acc >= tau or run >= max_chunk:
+            nt += 1
+            acc = 0.0
+            run = 0
+    if run > 0:
+        nt += 1
+    bounds[nt] = m
+    return tv, tk, tn, bounds[: nt + 1].copy()

@@ -12,16 +12,20 @@ Parallel layout:
   and fork do not mix), one per core by default; each worker warms the JIT once
   on a tiny graph when it starts (reported as ``compile_seconds``) and maps the
   binary CSR file read-only (``read_csr(path, verify=False)``) on its first
-  task for that file; no graph is pickled per task;
-* tasks are chunks of vertices, most expensive first (estimate: wedges
-  v - y - u with rank(u) > rank(v)), scheduled dynamically: the parent keeps a
-  few tasks in flight per worker and hands out the next one when a result
-  comes back;
+  run on that file; no graph is pickled;
+* the parent plans every task before the first one runs (:func:`plan_tasks`):
+  vertices most expensive first (estimate: wedges v - y - u with rank(u) >
+  rank(v), computed by ``processes`` threads), in tasks of about
+  total/(processes * TASKS_PER_PROCESS) estimated work;
 * nested-parallelism equivalent: a subproblem whose first-level tail is longer
-  than ``split_threshold`` is sent back by the worker and re-scheduled, at the
-  front of the queue, as K tasks that each run the first-level branches
-  i ≡ k (mod K);
-* each task returns its count and fingerprint (uint64 wrapping sum); the
+  than ``split_threshold``, or whose estimate alone exceeds one task's share,
+  is planned as K tasks that each run the first-level branches i ≡ k (mod K),
+  at the subproblem's place in the order;
+* the plan goes to the workers once (a file in shared memory); the workers
+  take tasks from it in order through one shared counter, so the parent does
+  nothing per task (with one pool round trip per task, 16-process runs spent
+  about 1 ms per task and worker outside tasks: 0.05-0.12 s of 0.7 s);
+* each worker returns its count and fingerprint (uint64 wrapping sum); the
   parent sums them mod 2**64.
 
 Ctrl-C, SIGTERM to the parent or an exception terminates the pool (workers
@@ -33,7 +37,6 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import math
 import multiprocessing as mp
 import os
 import queue
@@ -43,7 +46,7 @@ import tempfile
 import threading
 import time
 import traceback
-from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -53,7 +56,12 @@ from mbebench.engine import EngineResult
 
 DEFAULT_SPLIT_THRESHOLD = 2048
 DEFAULT_MAX_SPLIT = 64
-CHUNKS_PER_PROCESS = 64
+# Tasks per process.  The order (most expensive first) already keeps the end
+# of the schedule to small tasks; more tasks only add per-task costs, fewer
+# let a misestimated heavy task end late (replaying measured per-vertex times
+# of YouTube, movielens-u-i, Marvel and movielens-t-i: 16-64 are within 1-3 %
+# of the ideal at 16 processes, 8 is up to 1.5x).
+TASKS_PER_PROCESS = 32
 MAX_CHUNK_VERTICES = 1024
 START_METHOD = "forkserver"
 READY_TIMEOUT_S = 600.0
@@ -97,79 +105,150 @@ def oriented(graph: CSRGraph, u_is_left: bool):
 def degree_rank(uo: np.ndarray) -> np.ndarray:
     """rank[u] = position of u in the order by (degree, id)."""
     deg = np.diff(uo)
-    order = np.lexsort((np.arange(deg.size), deg))
+    order = np.argsort(deg, kind="stable")  # ties keep id order
     rank = np.empty(deg.size, dtype=np.int32)
     rank[order] = np.arange(deg.size, dtype=np.int32)
     return rank
 
 
-def plan_chunks(est: np.ndarray, uo: np.ndarray, processes: int) -> list[np.ndarray]:
-    """Vertices with at least one neighbour, most expensive first, in chunks of
-    about total/(processes * CHUNKS_PER_PROCESS) estimated work."""
-    deg = np.diff(uo)
+class Plan:
+    """Tasks in dispatch order.  Task i is the items bounds[i]:bounds[i+1] of
+    (verts, ks, nks): run the subproblem of verts[j], first-level branches
+    i ≡ ks[j] (mod nks[j])."""
+
+    def __init__(self, verts, ks, nks, bounds, n_split=0, n_presplit=0):
+        self.verts, self.ks, self.nks, self.bounds = verts, ks, nks, bounds
+        self.n_split = int(n_split)  # subproblems split for their tail length
+        self.n_presplit = int(n_presplit)  # ... for their estimated cost alone
+        self.n_tasks = len(bounds) - 1
+
+    def task(self, i: int):
+        a, b = self.bounds[i], self.bounds[i + 1]
+        return self.verts[a:b], self.ks[a:b], self.nks[a:b]
+
+    def to_bytes(self) -> bytes:
+        head = np.array([self.n_tasks, len(self.verts)], np.int32)
+        parts = (head, self.bounds, self.verts, self.ks, self.nks)
+        return b"".join(np.ascontiguousarray(x, np.int32).tobytes() for x in parts)
+
+    @classmethod
+    def from_file(cls, path: str) -> Plan:
+        a = np.fromfile(path, dtype=np.int32)
+        nt, ni = int(a[0]), int(a[1])
+        o = 2 + nt + 1
+        return cls(a[o : o + ni], a[o + ni : o + 2 * ni], a[o + 2 * ni : o + 3 * ni], a[2:o])
+
+
+def plan_tasks(
+    prep: _Prepared,
+    processes: int,
+    split_threshold: int = DEFAULT_SPLIT_THRESHOLD,
+    max_split: int = DEFAULT_MAX_SPLIT,
+    threads: ThreadPoolExecutor | None = None,
+    tasks_per_process: int = TASKS_PER_PROCESS,
+) -> Plan:
+    """Vertices with at least one neighbour, most expensive first, in tasks of
+    about tau = total/(processes * tasks_per_process) estimated work.
+
+    A subproblem becomes K > 1 tasks (first-level branches i ≡ k mod K, one
+    task each, at its place in the order) if its first-level tail is longer
+    than ``split_threshold`` (K = 2 * ceil(tail / split_threshold), 2 to
+    ``max_split``), or if its estimate alone exceeds tau (K = estimate / tau, at
+    most ``max_split``): as one task, a subproblem bigger than a process's
+    share bounds the run's time from below however early it starts.
+    """
+    from baselines import _parmbe_kernel as K
+
+    est = prep.estimates(threads, processes)
+    deg = np.diff(prep.uo)
     active = np.flatnonzero(deg > 0)
-    if active.size == 0:
-        return []
     cost = est[active].astype(np.float64) + deg[active]  # + setup cost
-    order = np.lexsort((active, -cost))
+    order = np.argsort(-cost, kind="stable")  # ties keep id order
     verts = active[order].astype(np.int32)
     cost = cost[order]
-    target = max(cost.sum() / (max(processes, 1) * CHUNKS_PER_PROCESS), 1.0)
-    chunks = []
-    start = 0
-    acc = 0.0
-    for i in range(verts.size):
-        acc += cost[i]
-        if acc >= target or i + 1 - start >= MAX_CHUNK_VERTICES:
-            chunks.append(verts[start : i + 1])
-            start, acc = i + 1, 0.0
-    if start < verts.size:
-        chunks.append(verts[start:])
-    return chunks
+    est = est[verts]
+    tau = max(cost.sum() / (max(processes, 1) * max(tasks_per_process, 1)), 1.0)
+    max_split = max(max_split, 1)
 
-
-def split_count(tail: int, split_threshold: int, max_split: int) -> int:
-    return int(min(max_split, max(2, 2 * math.ceil(tail / max(split_threshold, 1)))))
-
-
-def _chunk_task(verts: np.ndarray):
-    return (verts, None, None)
-
-
-def _split_tasks(v: int, kk: int):
-    return [
-        (np.array([v], np.int32), np.array([k], np.int32), np.array([kk], np.int32))
-        for k in range(kk)
-    ]
+    kk = np.ones(verts.size, np.int32)
+    # est bounds the tail length (each tail vertex closes at least one wedge),
+    # so the exact length is counted only where it may exceed the threshold.
+    n_split = 0
+    if split_threshold >= 0:
+        ci = np.flatnonzero(est > split_threshold)
+        if ci.size:
+            tail = prep.tail_sizes(verts[ci])  # -1: empty subproblem
+            ci = ci[tail > split_threshold]
+            want = 2 * np.ceil(tail[tail > split_threshold] / max(split_threshold, 1))
+            kk[ci] = np.minimum(max_split, np.maximum(2, want))
+            n_split = int(np.count_nonzero(kk > 1))
+    # By cost: at most est pieces (there are no more first-level branches).
+    by_cost = np.flatnonzero(cost > tau)
+    k_cost = np.minimum(np.ceil(cost[by_cost] / tau), np.maximum(est[by_cost], 1))
+    k_cost = np.minimum(k_cost, max_split).astype(np.int32)
+    n_presplit = int(np.count_nonzero((k_cost > 1) & (kk[by_cost] == 1)))
+    kk[by_cost] = np.maximum(kk[by_cost], k_cost)
+    tv, tk, tn, bounds = K.build_tasks(verts, cost, kk, tau, MAX_CHUNK_VERTICES)
+    return Plan(tv, tk, tn, bounds, n_split, n_presplit)
 
 
 class _Prepared:
-    """One oriented graph with its ranks, as used by the kernel."""
+    """One oriented graph with its ranks and scratch arrays, as used by the
+    kernel."""
 
     def __init__(self, graph: CSRGraph, u_is_left: bool):
         self.uo, self.ui, self.vo, self.vi = oriented(graph, u_is_left)
         self.u_is_left = bool(u_is_left)
         self.rank = degree_rank(self.uo)
+        self._scratch = None
 
-    def estimates(self) -> np.ndarray:
+    def scratch(self):
+        if self._scratch is None:
+            from baselines import _parmbe_kernel as K
+
+            self._scratch = K.new_scratch(self.uo, self.vo)
+        return self._scratch
+
+    def estimates(self, threads: ThreadPoolExecutor | None = None, nthreads: int = 1) -> np.ndarray:
         from baselines import _parmbe_kernel as K
 
-        return K.tail_estimates(self.uo, self.ui, self.vo, self.vi, self.rank)
+        n = len(self.uo) - 1
+        est = np.zeros(n, np.int64)
+        args = (self.uo, self.ui, self.vo, self.vi, self.rank)
+        if threads is None or nthreads <= 1 or self.uo[-1] < 16384:
+            K.tail_estimates(*args, 0, n, est)
+            return est
+        # The work of a vertex grows with its edges: blocks of equal edge
+        # counts, a few per thread (the kernel releases the GIL).
+        nb = 4 * nthreads
+        cuts = np.searchsorted(self.uo, np.linspace(0, self.uo[-1], nb + 1), side="left")
+        cuts[0], cuts[-1] = 0, n
+        cuts = np.maximum.accumulate(np.minimum(cuts, n))
+        jobs = [
+            threads.submit(K.tail_estimates, *args, int(lo), int(hi), est)
+            for lo, hi in zip(cuts[:-1], cuts[1:])
+            if hi > lo
+        ]
+        for j in jobs:
+            j.result()
+        return est
 
-    def run(self, verts, ks, nks, split_threshold: int):
+    def tail_sizes(self, verts: np.ndarray) -> np.ndarray:
         from baselines import _parmbe_kernel as K
 
-        n = len(verts)
-        if ks is None:
-            ks = np.zeros(n, np.int32)
-            nks = np.ones(n, np.int32)
-        splits = np.empty((n, 2), np.int64)
-        c, fp, ns = K.run_tasks(
-            self.uo, self.ui, self.vo, self.vi, self.rank,
-            np.asarray(verts, np.int32), np.asarray(ks, np.int32), np.asarray(nks, np.int32),
-            int(split_threshold), self.u_is_left, splits,
+        cnt, _, touched, _ = self.scratch()
+        verts = np.ascontiguousarray(verts, np.int32)
+        return K.tail_sizes(self.uo, self.ui, self.vo, self.vi, self.rank, verts, cnt, touched)
+
+    def run(self, verts, ks, nks):
+        from baselines import _parmbe_kernel as K
+
+        cnt, slot, touched, buf = self.scratch()
+        c, fp = K.run_tasks(
+            self.uo, self.ui, self.vo, self.vi, self.rank, verts, ks, nks,
+            self.u_is_left, cnt, slot, touched, buf,
         )  # fmt: skip
-        return int(c), int(fp), [(int(a), int(b)) for a, b in splits[:ns]]
+        return int(c), int(fp)
 
 
 # --------------------------------------------------------------------------
@@ -177,6 +256,7 @@ class _Prepared:
 # --------------------------------------------------------------------------
 
 _W_GRAPHS: dict[tuple, _Prepared] = {}
+_W_NEXT = None  # the pool's shared task counter (set by _init_worker)
 
 
 def _warm_graph() -> CSRGraph:
@@ -193,9 +273,9 @@ def warm_up() -> float:
     g = _warm_graph()
     for u_is_left in (True, False):
         p = _Prepared(g, u_is_left)
-        p.estimates()
-        p.run(np.arange(len(p.uo) - 1, dtype=np.int32), None, None, 2)
-        p.run([0, 0], [0, 1], [2, 2], 2)
+        plan = plan_tasks(p, 2, 2)
+        for i in range(plan.n_tasks):
+            p.run(*plan.task(i))
     return time.perf_counter() - t0
 
 
@@ -207,10 +287,12 @@ def _set_pdeathsig() -> None:
         pass
 
 
-def _init_worker(ready_q) -> None:
+def _init_worker(ready_q, next_task) -> None:
+    global _W_NEXT
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     _set_pdeathsig()
+    _W_NEXT = next_task
     try:
         compile_s = warm_up()
     except BaseException:
@@ -232,20 +314,46 @@ def _worker_graph(key: tuple) -> _Prepared:
     return p
 
 
-def _task(key, verts, ks, nks, split_threshold):
-    t0 = time.perf_counter()
+def _work(key, plan_path):
+    """Take tasks in plan order from the shared counter until none is left."""
     p = _worker_graph(key)
-    c, fp, splits = p.run(verts, ks, nks, split_threshold)
-    return os.getpid(), c, fp, time.perf_counter() - t0, splits
+    plan = Plan.from_file(plan_path)
+    counter = _W_NEXT
+    lock = counter.get_lock()
+    count = fp = ntasks = 0
+    busy = cpu = max_task = 0.0
+    first = last = None
+    while True:
+        with lock:
+            i = counter.value
+            counter.value = i + 1
+        if i >= plan.n_tasks:
+            break
+        t0, c0 = time.perf_counter(), time.thread_time()
+        c, f = p.run(*plan.task(i))
+        t1, c1 = time.perf_counter(), time.thread_time()
+        count += c
+        fp = (fp + f) & MASK64
+        ntasks += 1
+        busy += t1 - t0
+        cpu += c1 - c0
+        max_task = max(max_task, t1 - t0)
+        if first is None:
+            first = t0
+        last = t1
+    return os.getpid(), count, fp, ntasks, busy, cpu, max_task, first, last
 
 
 # --------------------------------------------------------------------------
 # parent side
 # --------------------------------------------------------------------------
 
+# The plan file lives in memory where possible: it is written and read once.
+_PLAN_DIR = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+
 
 class ParMBEPool:
-    """A warmed pool of ParMBE workers; reusable across graphs (each task
+    """A warmed pool of ParMBE workers; reusable across graphs (each run
     names its CSR file).  Use as a context manager or call :meth:`close`."""
 
     def __init__(self, processes: int | None = None, start_method: str = START_METHOD):
@@ -255,7 +363,11 @@ class ParMBEPool:
         ctx = mp.get_context(start_method)
         t0 = time.perf_counter()
         self._ready = ctx.Queue()
-        self._pool = ctx.Pool(self.processes, initializer=_init_worker, initargs=(self._ready,))
+        self._next = ctx.Value("q", 0)
+        self._pool = ctx.Pool(
+            self.processes, initializer=_init_worker, initargs=(self._ready, self._next)
+        )
+        self.threads = ThreadPoolExecutor(self.processes, thread_name_prefix="parmbe-plan")
         self._broken = False
         self.max_task_s = 0.0
         self.pids: list[int] = []
@@ -293,6 +405,7 @@ class ParMBEPool:
     # -- lifetime --
     def terminate(self) -> None:
         self._broken = True
+        self.threads.shutdown(wait=False)
         self._pool.terminate()
         self._pool.join()
 
@@ -300,6 +413,7 @@ class ParMBEPool:
         if self._broken:
             return
         self._broken = True
+        self.threads.shutdown(wait=False)
         self._pool.close()
         self._pool.join()
 
@@ -320,58 +434,66 @@ class ParMBEPool:
             return
         raise RuntimeError(f"a ParMBE worker died and was replaced ({msg[0]} from pid {msg[1]})")
 
-    def execute(self, path: str, u_is_left: bool, tasks, split_threshold: int, max_split: int):
-        """Run ``tasks`` (dynamic scheduling, splits re-queued at the front).
+    def execute(self, path: str, u_is_left: bool, plan: Plan):
+        """Run ``plan`` on the workers: one job per worker, each taking tasks
+        in plan order from the shared counter.
 
-        Returns (count, fingerprint, per-pid busy seconds, per-pid task
-        counts, number of tasks, number of split subproblems)."""
+        Returns (count, fingerprint, stats) with per-pid busy seconds, task
+        counts and CPU seconds and the start/end times of the workers."""
         if self._broken:
             raise RuntimeError("ParMBE pool is closed")
-        key = _graph_key(path, u_is_left)
-        results: queue.SimpleQueue = queue.SimpleQueue()
-        pending = deque(tasks)
-        in_flight = 0
-        limit = 2 * self.processes + 2
-        count = fp = 0
         busy: dict[int, float] = {pid: 0.0 for pid in self.pids}
         ntasks: dict[int, int] = {pid: 0 for pid in self.pids}
-        total = n_split = 0
+        cpu: dict[int, float] = {pid: 0.0 for pid in self.pids}
+        stats = {"busy": busy, "tasks": ntasks, "cpu": cpu, "ramp_s": 0.0, "end_spread_s": 0.0}
         self.max_task_s = 0.0
+        if plan.n_tasks == 0:
+            return 0, 0, stats
+        key = _graph_key(path, u_is_left)
+        count = fp = 0
+        firsts, lasts = [], []
+        fd, plan_path = tempfile.mkstemp(prefix="parmbe-plan-", dir=_PLAN_DIR)
         try:
-            while pending or in_flight:
-                while pending and in_flight < limit:
-                    verts, ks, nks = pending.popleft()
-                    self._pool.apply_async(
-                        _task,
-                        (key, verts, ks, nks, split_threshold),
-                        callback=results.put,
-                        error_callback=results.put,
-                    )
-                    in_flight += 1
+            with os.fdopen(fd, "wb") as f:
+                f.write(plan.to_bytes())
+            with self._next.get_lock():
+                self._next.value = 0
+            results: queue.SimpleQueue = queue.SimpleQueue()
+            t_go = time.perf_counter()
+            for _ in range(self.processes):
+                self._pool.apply_async(
+                    _work, (key, plan_path), callback=results.put, error_callback=results.put
+                )
+            for _ in range(self.processes):
                 while True:
                     try:
                         r = results.get(timeout=0.5)
                         break
                     except queue.Empty:
                         self._check_workers()
-                in_flight -= 1
                 if isinstance(r, BaseException):
                     raise r
-                pid, c, f, b, splits = r
+                pid, c, f, n, b, cp, mx, first, last = r
                 count += c
                 fp = (fp + f) & MASK64
                 busy[pid] = busy.get(pid, 0.0) + b
-                self.max_task_s = max(self.max_task_s, b)
-                ntasks[pid] = ntasks.get(pid, 0) + 1
-                total += 1
-                for v, tail in reversed(splits):
-                    n_split += 1
-                    kk = split_count(tail, split_threshold, max_split)
-                    pending.extendleft(reversed(_split_tasks(v, kk)))
+                ntasks[pid] = ntasks.get(pid, 0) + n
+                cpu[pid] = cpu.get(pid, 0.0) + cp
+                self.max_task_s = max(self.max_task_s, mx)
+                if first is not None:
+                    firsts.append(first)
+                    lasts.append(last)
         except BaseException:
             self.terminate()
             raise
-        return count, fp, busy, ntasks, total, n_split
+        finally:
+            with contextlib.suppress(OSError):
+                os.unlink(plan_path)
+        if firsts:
+            # perf_counter is CLOCK_MONOTONIC: comparable across processes.
+            stats["ramp_s"] = max(firsts) - t_go
+            stats["end_spread_s"] = max(lasts) - min(lasts)
+        return count, fp, stats
 
 
 @contextlib.contextmanager
@@ -396,17 +518,12 @@ _PARENT_WARM: list[float] = []
 
 
 def _parent_warm() -> float:
-    """Compile/load the planning kernel in this process (once); seconds taken."""
+    """Compile/load the planning kernels in this process (once); seconds taken."""
     if not _PARENT_WARM:
         t0 = time.perf_counter()
-        _Prepared(_warm_graph(), True).estimates()
+        plan_tasks(_Prepared(_warm_graph(), True), 2, 2)
         _PARENT_WARM.append(time.perf_counter() - t0)
     return _PARENT_WARM[0]
-
-
-def _plan(prep: _Prepared, processes: int) -> list:
-    est = prep.estimates()
-    return [_chunk_task(c) for c in plan_chunks(est, prep.uo, processes)]
 
 
 def run(
@@ -416,6 +533,7 @@ def run(
     max_split: int = DEFAULT_MAX_SPLIT,
     side: str = "smaller",
     pool: ParMBEPool | None = None,
+    tasks_per_process: int = TASKS_PER_PROCESS,
     **_: Any,
 ) -> EngineResult:
     """Count the maximal bicliques of ``graph`` with a pool of processes."""
@@ -436,10 +554,11 @@ def run(
                 parent_compile = _parent_warm()
                 t0 = time.perf_counter()
                 prep = _Prepared(graph, u_is_left)
-                tasks = _plan(prep, nproc)
-                count, fp, busy, ntasks, total, n_split = pool.execute(
-                    path, u_is_left, tasks, split_threshold, max_split
+                plan = plan_tasks(
+                    prep, nproc, split_threshold, max_split, pool.threads, tasks_per_process
                 )
+                plan_s = time.perf_counter() - t0
+                count, fp, ex = pool.execute(path, u_is_left, plan)
                 algo = time.perf_counter() - t0
             except BaseException:
                 if own:
@@ -450,7 +569,7 @@ def run(
     finally:
         if tmpdir is not None:
             shutil.rmtree(tmpdir, ignore_errors=True)
-    pids = list(busy)
+    pids = list(ex["busy"])
     return EngineResult(
         count=count,
         fingerprint=fp,
@@ -458,14 +577,25 @@ def run(
         compile_seconds=max(pool.compile_s, parent_compile),
         stats={
             "processes": nproc,
-            "worker_busy_s": [round(busy[p], 6) for p in pids],
-            "worker_tasks": [ntasks[p] for p in pids],
-            "tasks": total,
-            "split_tasks": n_split,
+            "worker_busy_s": [round(ex["busy"][p], 6) for p in pids],
+            "worker_tasks": [ex["tasks"][p] for p in pids],
+            # CPU seconds inside tasks: busy minus this is time a worker was
+            # preempted in the middle of a task.
+            "worker_cpu_s": [round(ex["cpu"][p], 6) for p in pids],
+            "tasks": plan.n_tasks,
+            "split_tasks": plan.n_split,
+            "presplit_tasks": plan.n_presplit,
             "pool_start_s": round(pool.start_s, 4),
             "max_task_s": round(pool.max_task_s, 6),
+            # where algo_seconds goes besides the work: planning in the
+            # parent, dispatch until the last worker started its first task,
+            # and the spread of the workers' finishing times
+            "plan_s": round(plan_s, 6),
+            "ramp_s": round(ex["ramp_s"], 6),
+            "end_spread_s": round(ex["end_spread_s"], 6),
             "side": "left" if u_is_left else "right",
             "split_threshold": split_threshold,
+            "tasks_per_process": tasks_per_process,
         },
     )
 
@@ -476,28 +606,23 @@ def run_serial(
     split_threshold: int = DEFAULT_SPLIT_THRESHOLD,
     max_split: int = DEFAULT_MAX_SPLIT,
     side: str = "smaller",
+    tasks_per_process: int = TASKS_PER_PROCESS,
     **_: Any,
 ) -> EngineResult:
-    """The same decomposition as :func:`run` (chunks planned for ``processes``,
-    splits re-queued at the front), executed in this process in task order."""
+    """The same plan as :func:`run` (tasks planned for ``processes``),
+    executed in this process in task order."""
     u_is_left = choose_side(graph, side)
     tc = time.perf_counter()
     warm_up()
     compile_s = time.perf_counter() - tc
     t0 = time.perf_counter()
     prep = _Prepared(graph, u_is_left)
-    pending = deque(_plan(prep, processes))
-    count = fp = total = n_split = 0
-    while pending:
-        verts, ks, nks = pending.popleft()
-        c, f, splits = prep.run(verts, ks, nks, split_threshold)
+    plan = plan_tasks(prep, processes, split_threshold, max_split, None, tasks_per_process)
+    count = fp = 0
+    for i in range(plan.n_tasks):
+        c, f = prep.run(*plan.task(i))
         count += c
         fp = (fp + f) & MASK64
-        total += 1
-        for v, tail in reversed(splits):
-            n_split += 1
-            kk = split_count(tail, split_threshold, max_split)
-            pending.extendleft(reversed(_split_tasks(v, kk)))
     algo = time.perf_counter() - t0
     return EngineResult(
         count=count,
@@ -506,8 +631,9 @@ def run_serial(
         compile_seconds=compile_s,
         stats={
             "processes": 1,
-            "tasks": total,
-            "split_tasks": n_split,
+            "tasks": plan.n_tasks,
+            "split_tasks": plan.n_split,
+            "presplit_tasks": plan.n_presplit,
             "side": "left" if u_is_left else "right",
         },
     )

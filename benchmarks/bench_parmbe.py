@@ -3,7 +3,8 @@ synthetic hub graph, for one or more process counts.
 
     python benchmarks/bench_parmbe.py [--processes 1,2,4,8,16] [--mirror DIR]
         [--cache DIR] [--timeout S] [--repeats N] [--split-threshold N]
-        [--side smaller|larger|left|right] [--json OUT] [DATASET ...]
+        [--tasks-per-process N] [--side smaller|larger|left|right] [--json OUT]
+        [DATASET ...]
 
 Each archive of the local KONECT mirror is converted once (mbebench.convert)
 into ``--cache``.  Every (process count) runs in one child process, in its own
@@ -11,7 +12,9 @@ process group, that starts and warms one pool and then runs the datasets in
 turn; each dataset has a wall-clock limit (``--timeout``): past it the child's
 whole group is killed, the dataset is recorded as a timeout and the next
 process count / dataset goes on.  Prints one line per run (algo s = median of
-the repeats; compile s = the pool's JIT warm-up, apart from algo s).
+the repeats; compile s = the pool's JIT warm-up, apart from algo s; plan_s,
+ramp_s, end_spread_s and the busy / CPU sums say where algo s goes, see
+benchmarks/parmbe.md).
 
 Dataset ``hub-13.8k`` is synthetic: a 2000 x 2000 sparse random graph plus two
 vertices of degree 1200 on each side (13,770 edges), the shape on which the
@@ -79,7 +82,9 @@ def prepare(name: str, mirror: Path, cache: Path) -> Path:
     return cached_csr(name, DATASETS[name], mirror, cache)
 
 
-def child(processes: int, repeats: int, split_threshold: int, side: str, jobs: list[str]) -> None:
+def child(
+    processes: int, repeats: int, split_threshold: int, tpp: int, side: str, jobs: list[str]
+) -> None:
     """One pool, then each (name, csr) in turn; one JSON line per dataset."""
     from baselines import parmbe
     from mbebench.csr import read_csr
@@ -93,7 +98,9 @@ def child(processes: int, repeats: int, split_threshold: int, side: str, jobs: l
             g = read_csr(csr)
             algo, res = [], None
             for _ in range(repeats):
-                res = parmbe.run(g, pool=pool, split_threshold=split_threshold, side=side)
+                res = parmbe.run(
+                    g, pool=pool, split_threshold=split_threshold, side=side, tasks_per_process=tpp
+                )
                 algo.append(res.algo_seconds)
             row = {
                 "dataset": name,
@@ -125,7 +132,7 @@ def run_processes(processes, names, csrs, args, out) -> None:
     while todo:
         cmd = [
             sys.executable, __file__, "--child", str(processes), str(args.repeats),
-            str(args.split_threshold), args.side,
+            str(args.split_threshold), str(args.tasks_per_process), args.side,
         ] + [f"{n}={csrs[n]}" for n in todo]  # fmt: skip
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, start_new_session=True)
         os.set_blocking(proc.stdout.fileno(), False)
@@ -180,12 +187,21 @@ def report(row: dict, out) -> None:
     else:
         s = row["stats"]
         busy = s["worker_busy_s"]
+        # where the time beyond the work goes (older rows lack these keys)
+        extra = "".join(
+            f" {k}={s[k]:.3f}s" for k in ("plan_s", "ramp_s", "end_spread_s") if k in s
+        )
+        if "worker_cpu_s" in s:
+            extra += f" busy_sum={sum(busy):.2f}s cpu_sum={sum(s['worker_cpu_s']):.2f}s"
+        if "presplit_tasks" in s:
+            extra += f" presplit={s['presplit_tasks']}"
         print(
             f"{name:22s} P={row['processes']:<3d} |L|={row['n_left']:<6d} |R|={row['n_right']:<6d} "
             f"|E|={row['n_edges']:<7d} count={row['count']:<9d} fp={row['fingerprint']} "
             f"compile={row['compile_s']:.2f}s algo={row['algo_s_median']:.3f}s "
+            f"[{', '.join(f'{a:.3f}' for a in row['algo_s'])}] "
             f"busy=[{', '.join(f'{b:.2f}' for b in busy)}] tasks={s['tasks']} "
-            f"splits={s['split_tasks']} max_task={s['max_task_s']:.2f}s   (C++ 2t: {ref})",
+            f"splits={s['split_tasks']} max_task={s['max_task_s']:.2f}s{extra}   (C++ 2t: {ref})",
             flush=True,
         )
     if out is not None:
@@ -195,10 +211,10 @@ def report(row: dict, out) -> None:
 
 def main(argv=None) -> int:
     if argv is None and len(sys.argv) > 1 and sys.argv[1] == "--child":
-        _, _, p, rep, thr, side, *jobs = sys.argv
-        child(int(p), int(rep), int(thr), side, jobs)
+        _, _, p, rep, thr, tpp, side, *jobs = sys.argv
+        child(int(p), int(rep), int(thr), int(tpp), side, jobs)
         return 0
-    from baselines.parmbe import DEFAULT_SPLIT_THRESHOLD
+    from baselines.parmbe import DEFAULT_SPLIT_THRESHOLD, TASKS_PER_PROCESS
 
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -213,6 +229,7 @@ def main(argv=None) -> int:
     )
     ap.add_argument("--repeats", type=int, default=1)
     ap.add_argument("--split-threshold", type=int, default=DEFAULT_SPLIT_THRESHOLD)
+    ap.add_argument("--tasks-per-process", type=int, default=TASKS_PER_PROCESS)
     ap.add_argument("--side", default="smaller", choices=["smaller", "larger", "left", "right"])
     ap.add_argument("--json", type=Path, help="append one JSON line per run here")
     args = ap.parse_args(argv)
@@ -224,7 +241,8 @@ def main(argv=None) -> int:
     csrs = {n: prepare(n, args.mirror, args.cache) for n in names}
     procs = [int(p) for p in args.processes.split(",")]
     print(f"# nproc={os.cpu_count()} processes={procs} side={args.side} "
-          f"split_threshold={args.split_threshold} repeats={args.repeats}", flush=True)  # fmt: skip
+          f"split_threshold={args.split_threshold} tasks_per_process={args.tasks_per_process} "
+          f"repeats={args.repeats}", flush=True)  # fmt: skip
     out = open(args.json, "a") if args.json else None
     try:
         for p in procs:

@@ -84,6 +84,32 @@ def test_serial_splits_happen():
     assert (res.count, res.fingerprint) == count_and_fingerprint(g)
 
 
+@pytest.mark.parametrize("processes, threshold", [(1, -1), (2, 2048), (16, 3), (64, 0)])
+def test_plan_covers_every_subproblem_once(processes, threshold):
+    g = hub_graph(n_left=60, n_right=90, m=300, hubs=3, hub_deg=50, seed=4)
+    prep = parmbe._Prepared(g, True)
+    plan = parmbe.plan_tasks(prep, processes, threshold)
+    items = sorted(zip(plan.verts.tolist(), plan.ks.tolist(), plan.nks.tolist()))
+    pieces: dict[int, list] = {}
+    for v, k, kk in items:
+        pieces.setdefault(v, []).append((k, kk))
+    assert sorted(pieces) == np.flatnonzero(np.diff(prep.uo) > 0).tolist()
+    for v, ps in pieces.items():
+        kk = ps[0][1]
+        assert ps == [(k, kk) for k in range(kk)], v
+    assert plan.bounds[0] == 0 and plan.bounds[-1] == len(items)
+    assert np.all(np.diff(plan.bounds) > 0)
+    for i in range(plan.n_tasks):  # a split subproblem's pieces are tasks of their own
+        _, _, nks = plan.task(i)
+        assert nks.max() == 1 or len(nks) == 1
+    if processes == 64:
+        assert plan.n_split > 0 and plan.n_tasks > 64
+    res = parmbe.run_serial(g, processes=processes, split_threshold=threshold)
+    ref = parmbe.run_serial(g, processes=1, split_threshold=-1, tasks_per_process=1)
+    assert ref.stats["tasks"] == 1 and ref.count > 100
+    assert (res.count, res.fingerprint) == (ref.count, ref.fingerprint)
+
+
 # --- explicit graphs ---------------------------------------------------------
 
 EXPLICIT = {
@@ -182,11 +208,21 @@ def test_stats_and_interface(pool):
     res = parmbe.run(g, pool=pool)
     s = res.stats
     assert s["processes"] == 2
-    assert len(s["worker_busy_s"]) == len(s["worker_tasks"]) == 2
+    assert len(s["worker_busy_s"]) == len(s["worker_tasks"]) == len(s["worker_cpu_s"]) == 2
     assert sum(s["worker_tasks"]) == s["tasks"] > 0
     assert s["split_tasks"] == 0 and s["pool_start_s"] > 0
+    assert min(s["plan_s"], s["ramp_s"], s["end_spread_s"]) >= 0
     assert res.algo_seconds > 0 and res.compile_seconds > 0
     assert 0 <= res.fingerprint < 2**64
+
+
+def test_tasks_per_process_does_not_change_result(pool):
+    g = hub_graph(n_left=16, n_right=120, m=200, hubs=2, hub_deg=60, seed=6)
+    expected = count_and_fingerprint(g)
+    for tpp in (1, 4, 32, 500):
+        res = parmbe.run(g, pool=pool, tasks_per_process=tpp)
+        assert (res.count, res.fingerprint) == expected, tpp
+        assert sum(res.stats["worker_tasks"]) == res.stats["tasks"]
 
 
 def test_registered_engine_with_own_pool():
