@@ -190,6 +190,38 @@ def _count_two_hop(v, uo, ui, vo, vi, cnt, touched):
     return nt
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _split_two_hop(v, d, rank, cnt, touched, nt, u_is_left):
+    """Classify N2(v) after :func:`_count_two_hop` (the rule lives here once, for
+    the subproblem and for the planner's tail lengths).  Returns (killed, npp,
+    tot, sum_x, nx): killed if a lower-rank u has N(v) in N(u) (another
+    subproblem finds these bicliques); npp tail vertices (higher rank, partial
+    overlap) with tot overlap in all; X0 = v and the higher-rank u with N(u)
+    containing N(v), nx of them with element-hash sum sum_x.  Stops at killed."""
+    rv = rank[v]
+    killed = False
+    sum_x = _elem(v, u_is_left)
+    nx = 1
+    npp = 0
+    tot = 0
+    for idx in range(nt):
+        u = touched[idx]
+        if u == v:
+            continue
+        c = cnt[u]
+        if rank[u] < rv:
+            if c == d:
+                killed = True
+                break
+        elif c == d:
+            sum_x += _elem(u, u_is_left)
+            nx += 1
+        else:
+            npp += 1
+            tot += c
+    return killed, npp, tot, sum_x, nx
+
+
 def new_scratch(uo, vo):
     """The per-graph scratch arrays of :func:`run_tasks` / :func:`tail_sizes`."""
     n_u = uo.shape[0] - 1
@@ -251,27 +283,8 @@ def run_tasks(uo, ui, vo, vi, rank, verts, ks, nks, u_is_left, cnt, slot, touche
             continue
         # --- count |N(u) ∩ N(v)| for every u in N2(v) -----------------------
         ntouched = _count_two_hop(v, uo, ui, vo, vi, cnt, touched)
+        killed, npp, tot, sum_x, nx = _split_two_hop(v, d, rank, cnt, touched, ntouched, u_is_left)
         rv = rank[v]
-        killed = False
-        sum_x = _elem(v, u_is_left)
-        nx = 1
-        npp = 0
-        tot = 0
-        for idx in range(ntouched):
-            u = touched[idx]
-            if u == v:
-                continue
-            c = cnt[u]
-            if rank[u] < rv:
-                if c == d:
-                    killed = True
-                    break
-            elif c == d:
-                sum_x += _elem(u, u_is_left)
-                nx += 1
-            else:
-                npp += 1
-                tot += c
         if killed:
             for idx in range(ntouched):
                 cnt[touched[idx]] = 0
@@ -421,21 +434,11 @@ def tail_sizes(uo, ui, vo, vi, rank, verts, cnt, touched):
         v = verts[t]
         d = uo[v + 1] - uo[v]
         nt = _count_two_hop(v, uo, ui, vo, vi, cnt, touched)
-        rv = rank[v]
-        npp = 0
-        killed = d == 0
+        # the side only enters the X0 hash sum, unused here
+        killed, npp, _, _, _ = _split_two_hop(v, d, rank, cnt, touched, nt, True)
         for idx in range(nt):
-            u = touched[idx]
-            c = cnt[u]
-            cnt[u] = 0
-            if u == v:
-                continue
-            if rank[u] < rv:
-                if c == d:
-                    killed = True
-            elif c < d:
-                npp += 1
-        out[t] = -1 if killed else npp
+            cnt[touched[idx]] = 0
+        out[t] = -1 if killed or d == 0 else npp
     return out
 
 
