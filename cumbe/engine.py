@@ -82,6 +82,7 @@ def run(
     **_,
 ) -> EngineResult:
     sim = _sim_enabled()
+    label = L.graph_label(graph)  # names the graph in every error
     from numba import cuda  # imported late: the CPU engines never pay for it
 
     if not sim and not cuda.is_available():
@@ -148,7 +149,7 @@ def run(
     def make_args(nb):
         need = plan_memory(nU, nV, nb, depth, rs, qcap)
         graph_bytes = offU.nbytes + offV.nbytes + adjU.nbytes + adjV.nbytes + 8 * nU
-        L.check_memory(need + graph_bytes, *L.device_memory(cuda), L.graph_label(graph),
+        L.check_memory(need + graph_bytes, *L.device_memory(cuda), label,
                        f"{nb} blocks ({nU}+{nV} vertices)")
         m = max(nU, nV, 1)
         a = dict(
@@ -221,10 +222,10 @@ def run(
     a, scratch, need = make_args(nb)
     args, outs = launch(nb, a, scratch)
     setup_s = time.perf_counter() - t0 - compile_s
-    kernel_s = L.checked_launch(kern, nb, threads, args, cuda=cuda, what=L.graph_label(graph),
+    kernel_s = L.checked_launch(kern, nb, threads, args, cuda=cuda, what=label,
                                 device=dev_name, events=not sim)
     res_count, res_fp, err, ph, tasks = (o.copy_to_host() for o in outs)
-    L.check_ran(int(res_count[1]), nG, L.graph_label(graph))
+    L.check_ran(int(res_count[1]), nG, label)
     if err[0] == K.ERR_QCAP:
         raise RuntimeError(
             f"cuMBE {variant}: the explicit Q stack overflowed (qcap={qcap}); raise qcap_factor"

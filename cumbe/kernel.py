@@ -226,23 +226,19 @@ def build(rs=True, es=True, ws=True, instr=False, g=32, sg=8, cache=True):
             pos[b, w] = i
 
     @dev
-    def count_in_l(offU, adjU, offV, adjV, Larr, posL, b, lenl, v, slane, slot, row, sw, curmin, stop_early):
+    def count_in_l(offU, adjU, offV, adjV, Larr, posL, b, lenl, v, slane, slot, row, sw):
         """Add this lane's share of |N(v) & L| to slot[row, sw]: scan N(v) when v has few
-        neighbours, else binary-search v in N(w) for w in L.  With stop_early a lane gives up
-        once the count exceeds curmin (then the count is a lower bound only)."""
+        neighbours, else binary-search v in N(w) for w in L.  Always the full count: it
+        is cached as the candidate's key for the rest of the level."""
         if offU[v + 1] - offU[v] <= BSF * lenl:
             for e in range(offU[v] + slane, offU[v + 1], SG):
                 if in_set(Larr, posL, b, adjU[e], lenl):
-                    old = cuda.atomic.add(slot, (row, sw), 1)
-                    if stop_early and old + 1 > curmin:
-                        break
+                    cuda.atomic.add(slot, (row, sw), 1)
         else:
             for t2 in range(slane, lenl, SG):
                 w = Larr[b, t2]
                 if bsearch(adjV, offV[w], offV[w + 1], v):
-                    old = cuda.atomic.add(slot, (row, sw), 1)
-                    if stop_early and old + 1 > curmin:
-                        break
+                    cuda.atomic.add(slot, (row, sw), 1)
 
     @dev
     def in_pool(poolP, poolPos, buf, v, u, n):
@@ -568,7 +564,7 @@ def build(rs=True, es=True, ws=True, instr=False, g=32, sg=8, cache=True):
                                         i = auxA[b, jj]
                                         v = Parr[b, i]
                                         count_in_l(offU, adjU, offV, adjV, Larr, posL, b, lenl, v,
-                                                   slane, slot, row, swarp, curmin, False)
+                                                   slane, slot, row, swarp)
                                     bsync()
                                     if slane == 0 and jj < nmiss:
                                         c = I64(slot[row, swarp])
@@ -588,7 +584,7 @@ def build(rs=True, es=True, ws=True, instr=False, g=32, sg=8, cache=True):
                                 i = bi * nsg + swarp
                                 if i < pc:
                                     count_in_l(offU, adjU, offV, adjV, Larr, posL, b, lenl,
-                                               Parr[b, i], slane, slot, row, swarp, curmin, False)
+                                               Parr[b, i], slane, slot, row, swarp)
                                 bsync()
                                 if slane == 0 and i < pc:
                                     c = I64(slot[row, swarp])
