@@ -1,55 +1,74 @@
-"""The cuMBE kernel (Numba CUDA), one source for every variant.
+"""The cuMBE kernel (Numba CUDA): one cooperative kernel, one source for every variant.
 
-One cooperative kernel enumerates all maximal bicliques.  Notation (paper §II):
-candidates P, R and the processed set Q are vertices of the *candidate side* U;
-L is a subset of the other side V.  A thread block owns one search stack:
+Notation (paper §II): candidates P, R and the processed set Q are vertices of
+the *candidate side* U; L is a subset of the other side V.  The host renumbers U
+by rank = (degree, id) (:mod:`cumbe.prepare`).
 
-* compact arrays with lookup tables: ``Larr/posL`` (V), ``Parr/posP`` and
-  ``Rarr/posR`` (U), each a vertex array plus a position table, so membership is
-  ``0 <= pos[u] < len and arr[pos[u]] == u`` (O(1), no initialisation needed);
-  every recursion level is a prefix ``arr[0:len_l]`` with ``len_l`` kept in the
-  per-level table ``lv`` (nested prefixes: a child only permutes inside its
-  parent's prefix, so the parent's set survives), nothing is allocated while
-  enumerating;
-* Q is implicit in the reverse-scanning variants: a vertex of U that is neither
-  in P nor in R is either processed (a real Q member) or was dropped because it
-  has no neighbour in some ancestor L, hence none in the current L' either, so it
-  can never make a biclique non-maximal.  The noRS variant scans Q directly and
-  therefore keeps it explicitly, as a stack of filtered copies (``Qstack``, bounded
-  by ``qcap``; overflow is reported, never ignored);
-* coarse-grained tasks: a task is one vertex x of the global candidate array
-  ``gP`` (taken from its end with an atomic counter); its P is ``gP[0:r-1]``
-  and its Q ``gP[r:]`` (membership through ``gpos``, nothing is copied);
-* k-level work stealing in rounds ("stages"): stage 1 runs the first-level tasks;
-  once they are gone (``stop[1]``) every block that is inside a task publishes the
-  rest of its level-1 candidates (with L and R) into its pool at its next level-1
-  loop boundary and leaves the task; ``grid.sync()``; in stage 2 blocks steal
-  level-2 tasks from the pools, circularly starting at their own; ... up to stage
-  k, which runs to completion.  Every block executes the same k-1 grid syncs, so
-  the scheme cannot deadlock; pools are double-buffered by stage parity.
+Workers and tasks.  A first-level task is the subtree of one candidate ``v``.
+Its *worker* is a warp (most tasks are small) or, for the few tasks whose data
+does not fit a warp's arena, the whole thread block (block-wide cooperation,
+run first).  A worker builds the task's local subgraph in its own arena
+(*subtree fetching*): L = N(v) with local ids 0..d-1, one *slot* per 2-hop
+vertex of higher rank with its list N(u) ∩ N(v) in local ids (ParMBE's
+subproblem of v).  Memory and time follow the task, never |U| or |V|
+(:mod:`cumbe.layout`).
 
-Variants are compile-time constants of the closure (``build``): RS (reverse
-scanning), ES (early-stop candidate selection), WS (work stealing), INSTR
-(clock64 phase timers).
+The search (paper Alg. 1, one level per loop turn, no recursion) keeps the
+paper's compact arrays, now over the task's local ids:
+
+* P at level l is the prefix ``PARR[0:pc_l]`` (nested prefixes: a child only
+  permutes inside its parent's prefix);
+* L at level l is the prefix ``LST[x_{l-1}][0:kL_l]`` of the list of the vertex
+  chosen one level up; membership is the lookup table ``DL[j] >= l`` (the
+  deepest level whose L holds j);
+* a slot's list keeps its own nested prefixes too: ``LST[u][0:key_l(u)]`` is
+  N(u) ∩ L_l, so counting |N(u) ∩ L'| scans only N(u) ∩ L_l (ParMBE's shrinking
+  lists, without copies).  ``KEY/TAG`` cache key_l(u) per level node; a stale
+  key is recovered by scanning forward from the deeper key it was overwritten
+  with.
+
+Steps of a node, one device function each: *select a candidate* (smallest
+|N(u) ∩ L|, early stop at the level's last minimum), *build L'* (stamp x's list
+prefix), *expand* (count and partition every candidate's list, absorbed
+vertices join R', twins leave P), *check maximality* (reverse scan: the vertices
+containing L' are the intersection of the V-side lists of L', started from the
+shortest; noRS scans an explicit Q instead) and *push* the child level.
+
+k-level work stealing in stages: stage 1 runs first-level tasks; once they are
+gone every busy worker publishes all work left on its path at its next node
+and leaves (*publish*); ``grid.sync()``; in stage 2 idle workers *steal* single
+candidates of any published level and copy what they need (the candidate's
+list prefixes and L); ... up to stage k, which runs to completion.  Workers
+work in arena half ``stage % 2``, so published work stays readable for a whole
+stage.  Every block executes the same grid syncs.
+
+Variants are compile-time constants (``build``): RS (closure check; noRS scans
+Q), ES (early-stop selection with cached keys; noES recounts every candidate
+from its full list at every selection), WS (stealing), INSTR (clock64 timers).
 """
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 from numba import cuda
-
-from mbebench import fingerprint as _fpmod
-
 from numba.cuda import config as _cfg
+
+from cumbe import layout as _lay
+from mbebench import fingerprint as _fpmod
 
 SIM = bool(_cfg.ENABLE_CUDASIM)
 
 _fp = _fpmod.compile_with(cuda.jit(device=True))
+_ly = _lay.compile_with(cuda.jit(device=True))
 left_elem = _fp.left_elem
 right_elem = _fp.right_elem
 combine_sides = _fp.combine_sides
+field_offset = _ly.field_offset
+task_bound = _ly.task_bound
 
-# phases (index into the per-block phase table)
+# phases (index into a worker's phase table)
 PH_SEL, PH_LPRIME, PH_CHECK, PH_EXPAND, PH_FETCH, PH_STEAL, PH_OTHER = range(7)
 PHASES = (
     "candidate_selection",
@@ -60,19 +79,65 @@ PHASES = (
     "work_stealing",
     "other",
 )
-NPH = 8  # slot 7: grid-sync wait (idle)
+PH_IDLE = 7  # grid-sync wait
+NPH = 8
 
-# per-level int32 fields
-F_LENL, F_PC, F_RLEN, F_LASTMIN, F_X, F_QS, F_QE, F_NID = range(8)
-NF = 8
-# pool int32 fields
-PI_NLEV, PI_NQ = range(2)
-NPI = 4
-# pool level-table fields (int32; the level's L/R sums go to poolLs)
-PL_PC, PL_LENL, PL_RLEN = range(3)
-NPL = 3
+# params (int64 array)
+(P_NU, P_K, P_AW, P_HALF, P_NT0, P_NT1, P_CANDLEFT, P_EAGER, P_NWK) = range(9)
+NPARAMS = 9
+# control (int32 [2 phases, CTL_FIXED + 2 * (k + 2)]): task counter, stop / publisher
+# count per stage
+C_TASK = 0
+CTL_FIXED = 2
+# pool header (int32 [2, workers, NH]) and the task's base offset (int64 [2, workers])
+H_NLEV, H_D, H_NB, H_TB, H_DEPTH, H_CAPH, H_QCAP = range(7)
+NH = 8
 # error codes (err[0])
-ERR_QCAP = 1
+ERR_QCAP, ERR_NID, ERR_ARENA = 1, 2, 3
+ERRORS = {ERR_QCAP: "the explicit Q stack (noRS) overflowed",
+          ERR_NID: "a task visited more than 2**31 nodes",
+          ERR_ARENA: "a task did not fit its worker's arena"}
+
+WARP = 32
+MODE_WARP, MODE_BLOCK = 0, 1
+
+# per-group shared int32 slots
+(S_LVL, S_STOP, S_GOT, S_NONMAX, S_NP, S_NO, S_NTW, S_NABS, S_NQ, S_SURV, S_TOT, S_N,
+ S_D, S_NB, S_TB, S_DEPTH, S_CAPH, S_QCAP, S_PUB, S_CUR, S_FOUND, S_NNE, S_VIC, S_LEV,
+ S_IDX, S_ERR, S_DONE, S_C0, S_C1, S_C2) = range(30)
+S_OFF = 32  # + layout field index
+NS = S_OFF + _lay.NFIELDS + 1
+# per-group shared int64 slots
+X_R, X_BASE, X_MIN, X_NID, X_VR, X_VBASE, X_MIN2 = range(7)
+NS64 = 8
+# per-group shared uint64 slots
+U_SUML, U_SUMA, U_SUMX = range(3)
+NSU = 4
+
+
+class _SimWarps:
+    """Warp barriers for the simulator, which has no syncwarp: its threads are real
+    Python threads, so 32 of them can meet at a threading.Barrier."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.bars = {}
+
+    def reset(self):
+        with self.lock:
+            self.bars = {}
+
+    def wait(self):
+        t = threading.current_thread()
+        key = (t.blockIdx.x, t.threadIdx.x // WARP)
+        with self.lock:
+            bar = self.bars.get(key)
+            if bar is None:
+                bar = self.bars[key] = threading.Barrier(WARP)
+        bar.wait()
+
+
+SIM_WARPS = _SimWarps()
 
 if SIM:
     import time as _time
@@ -84,7 +149,7 @@ if SIM:
         cuda.syncthreads()
 
     def wsync():
-        pass
+        SIM_WARPS.wait()
 
 else:
     from llvmlite import ir
@@ -94,8 +159,7 @@ else:
 
     @intrinsic
     def clock64(typingctx):
-        """The SM's 64-bit cycle counter (PTX %clock64); numba-cuda 0.30.4 has no
-        cuda.clock64, so this is inline PTX."""
+        """The SM's 64-bit cycle counter (PTX %clock64; numba-cuda 0.30.4 has none)."""
         sig = _signature(_types.int64)
 
         def codegen(context, builder, sig, args):
@@ -108,10 +172,9 @@ else:
     @intrinsic
     def bsync(typingctx):
         """Block barrier that tolerates warps arriving diverged (PTX ``barrier.sync``
-        without ``.aligned``).  ``cuda.syncthreads()`` is ``bar.sync`` = the aligned
-        form, which requires converged warps; numba's control flow around our
-        thread-0-only sections does not guarantee that (compute-sanitizer synccheck:
-        "Divergent thread(s) in warp", then CUDA_ERROR_ILLEGAL_INSTRUCTION)."""
+        without ``.aligned``): ``cuda.syncthreads()`` is the aligned form, and warps
+        that run their own loops reach it at different points (compute-sanitizer
+        synccheck, then CUDA_ERROR_ILLEGAL_INSTRUCTION)."""
         sig = _signature(_types.void)
 
         def codegen(context, builder, sig, args):
@@ -129,43 +192,45 @@ else:
 
 
 _CACHE: dict = {}
-MAX_THREADS = 512  # launch bound: the register budget assumes at most this many threads
+MAX_THREADS = 512
 
 
-def build(rs=True, es=True, ws=True, instr=False, g=32, sg=8, cache=True):
-    """The kernel for one variant (memoised).  g: lanes per group in the scans;
-    sg: lanes per candidate in candidate selection."""
-    key = (bool(rs), bool(es), bool(ws), bool(instr), int(g), int(sg))
+def build(rs=True, es=True, ws=True, instr=False, threads=128, cache=True):
+    """The kernel for one variant and block size (memoised)."""
+    key = (bool(rs), bool(es), bool(ws), bool(instr), int(threads))
     if key in _CACHE:
         return _CACHE[key]
-    RS, ES, WS, INSTR, G, SG = key
+    RS, ES, WS, INSTR, THREADS = key
+    if THREADS % WARP or not WARP <= THREADS <= MAX_THREADS:
+        raise ValueError(f"threads must be a multiple of {WARP} in {WARP}..{MAX_THREADS}")
+    NW = THREADS // WARP
     I32 = np.int32
     I64 = np.int64
     U64 = np.uint64
-    INF32 = 0x7FFFFFFF
-    BIGKEY = np.int64(0x7FFFFFFFFFFFFFFF)
     ZERO64 = np.uint64(0)
+    BIG = np.int64(0x7FFFFFFFFFFFFFFF)
     MASK32 = np.int64(0xFFFFFFFF)
-    import os as _os
-
-    # scan N(v) when deg(v) <= BSF*|L|, else binary-search v in N(w) for w in L
-    BSF = int(_os.environ.get("CUMBE_BSF", "4"))
     SHIFT = np.int64(1 << 32)
-
-    # shared scalar slots
-    S_LVL, S_X0, S_PEND, S_CTX, S_LIM, S_VIC, S_TASK, S_KL = 0, 1, 2, 3, 4, 5, 6, 7
-    S_NT, S_NFULL, S_NPART, S_NONMAX, S_NA, S_NB, S_NA2, S_NB2 = 8, 9, 10, 11, 12, 13, 14, 15
-    S_NQ, S_STOP, S_LENL0, S_RLEN0, S_TOT, S_NQ0, S_CUR, S_GOTTASK = 16, 17, 18, 19, 20, 21, 22, 23
-    S_PUB, S_MISS, S_FOFF, S_NNE, S_PUBN = 24, 25, 26, 27, 28
     NID_MAX = np.int64(0x7FFFFFFF)
-    NS = 32
+    NF = _lay.NF
+    F_PC, F_KL, F_LSLOT, F_LASTMIN = _lay.F_PC, _lay.F_KL, _lay.F_LSLOT, _lay.F_LASTMIN
+    F_NID, F_NX, F_X, F_FORCED = _lay.F_NID, _lay.F_NX, _lay.F_X, _lay.F_FORCED
+    F_QS, F_QE, F_SUM = _lay.F_QS, _lay.F_QE, _lay.F_SUM
+    K_SG, K_SO, K_SL, K_KEY, K_TAG = _lay.K_SG, _lay.K_SO, _lay.K_SL, _lay.K_KEY, _lay.K_TAG
+    K_LST, K_HK, K_HC, K_PRE, K_ST = _lay.K_LST, _lay.K_HK, _lay.K_HC, _lay.K_PRE, _lay.K_ST
+    K_PARR, K_AUX, K_AUX2, K_DL, K_LV, K_Q = (_lay.K_PARR, _lay.K_AUX, _lay.K_AUX2, _lay.K_DL,
+                                               _lay.K_LV, _lay.K_Q)
+    NFIELDS = _lay.NFIELDS
+    B_NB, B_TB, B_DEPTH, B_CAPH, B_QCAP = (_lay.B_NB, _lay.B_TB, _lay.B_DEPTH, _lay.B_CAPH,
+                                           _lay.B_QCAP)
 
     jit_kw = {}
     if not SIM:
         import os
 
         jit_kw["cache"] = bool(cache)
-        jit_kw["launch_bounds"] = (MAX_THREADS, int(os.environ.get("CUMBE_MIN_BLOCKS", "2")))
+        jit_kw["launch_bounds"] = (THREADS, int(os.environ.get("CUMBE_MIN_BLOCKS", "0"))
+                                   or max(1, 1024 // THREADS))
         if os.environ.get("CUMBE_LINEINFO"):
             jit_kw["lineinfo"] = True
     dev = cuda.jit(device=True, **({} if SIM else {"forceinline": True}))
@@ -177,17 +242,10 @@ def build(rs=True, es=True, ws=True, instr=False, g=32, sg=8, cache=True):
         return right_elem(u)
 
     @dev
-    def elem_v(v, cand_left):
+    def elem_v(y, cand_left):
         if cand_left:
-            return right_elem(v)
-        return left_elem(v)
-
-    @dev
-    def in_set(arr, pos, b, u, n):
-        p = pos[b, u]
-        if p >= 0 and p < n:
-            return arr[b, p] == u
-        return False
+            return right_elem(y)
+        return left_elem(y)
 
     @dev
     def bsearch(adj, lo, hi, key):
@@ -204,706 +262,1024 @@ def build(rs=True, es=True, ws=True, instr=False, g=32, sg=8, cache=True):
         return False
 
     @dev
-    def swap_positions(arr, pos, b, at_a, at_b, n, tid, nt):
-        """Swap arr[at_a[j]] with arr[at_b[j]] for j < n, keeping pos in step: the
-        in-place partition that moves a child's set to the front of its parent's prefix."""
-        for j in range(tid, n, nt):
-            pa = at_a[b, j]
-            pb = at_b[b, j]
-            wa = arr[b, pa]
-            wb = arr[b, pb]
-            arr[b, pa] = wb
-            pos[b, wb] = pa
-            arr[b, pb] = wa
-            pos[b, wa] = pb
+    def lower_bound(adj, lo, hi, key):
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            if adj[mid] <= key:
+                lo = mid + 1
+            else:
+                hi = mid
+        return lo
 
     @dev
-    def copy_in(arr, pos, b, src, n, tid, nt):
-        """arr[0:n] = src[0:n] with the position table (a stolen task's L or R)."""
-        for i in range(tid, n, nt):
-            w = src[i]
-            arr[b, i] = w
-            pos[b, w] = i
+    def hslot(u, mask):
+        return I64((U64(u) * U64(0x9E3779B97F4A7C15)) >> U64(33)) & mask
 
     @dev
-    def count_in_l(offU, adjU, offV, adjV, Larr, posL, b, lenl, v, slane, slot, row, sw):
-        """Add this lane's share of |N(v) & L| to slot[row, sw]: scan N(v) when v has few
-        neighbours, else binary-search v in N(w) for w in L.  Always the full count: it
-        is cached as the candidate's key for the rest of the level."""
-        if offU[v + 1] - offU[v] <= BSF * lenl:
-            for e in range(offU[v] + slane, offU[v + 1], SG):
-                if in_set(Larr, posL, b, adjU[e], lenl):
-                    cuda.atomic.add(slot, (row, sw), 1)
+    def level_key(A, R, u, lvl, nid, oKEY, oTAG, oSO, oSL, oLST, oDL, write):
+        """key_l(u) = |N(u) ∩ L_l| (the length of u's level-l list prefix).  A key cached
+        by a deeper node of this level's subtree is a prefix of the level's: scan
+        forward from it while the entries lie in L_l."""
+        if A[R + oTAG + u] == nid:
+            return A[R + oKEY + u]
+        k = A[R + oKEY + u]
+        o = R + oLST + A[R + oSO + u]
+        end = A[R + oSL + u]
+        while k < end and A[R + oDL + A[o + k]] >= lvl:
+            k += 1
+        if write:
+            A[R + oKEY + u] = k
+            A[R + oTAG + u] = nid
+        return k
+
+    @dev
+    def partition_list(A, R, u, k, lvl, oSO, oLST, oDL):
+        """Move the entries of u's prefix [0:k] that lie in L' (DL >= lvl) to its front;
+        returns how many (|N(u) ∩ L'|).  In place: the nesting of prefixes survives."""
+        o = R + oLST + A[R + oSO + u]
+        a = 0
+        b = k
+        while a < b:
+            j = A[o + a]
+            if A[R + oDL + j] >= lvl:
+                a += 1
+            else:
+                b -= 1
+                t = A[o + b]
+                A[o + b] = j
+                A[o + a] = t
+        return a
+
+    @dev
+    def wedge_run(adjU, offV, adjV, base, j, v):
+        """The run of N(y_j) that v's task takes slots from: (length, start within
+        N(y_j)).  RS: the vertices of higher rank (one contiguous run, lists are
+        sorted by rank); noRS: the whole list (v itself is skipped when read)."""
+        y = adjU[base + j]
+        lo = offV[y]
+        hi = offV[y + 1]
+        if RS:
+            s = lower_bound(adjV, lo, hi, v)
+            return hi - s, s - lo
+        return hi - lo, I64(0)
+
+    def group_fns(MODE):
+        """The steps for one kind of worker: a warp (MODE_WARP) or a block."""
+        G = WARP if MODE == MODE_WARP else THREADS
+
+        if MODE == MODE_WARP:
+            gsync = wsync
         else:
-            for t2 in range(slane, lenl, SG):
-                w = Larr[b, t2]
-                if bsearch(adjV, offV[w], offV[w + 1], v):
-                    cuda.atomic.add(slot, (row, sw), 1)
+            gsync = bsync
 
-    @dev
-    def in_pool(poolP, poolPos, buf, v, u, n):
-        p = poolPos[buf, v, u]
-        if p >= 0 and p < n:
-            return poolP[buf, v, p] == u
-        return False
+        @dev
+        def offsets_to_shared(sh, g, gl, d, nb, tb, depth, caph, qcap):
+            if gl == 0:
+                sh[g, S_D] = d
+                sh[g, S_NB] = nb
+                sh[g, S_TB] = tb
+                sh[g, S_DEPTH] = depth
+                sh[g, S_CAPH] = caph
+                sh[g, S_QCAP] = qcap
+                for f in range(NFIELDS):
+                    sh[g, S_OFF + f] = field_offset(f, d, nb, tb, depth, caph, qcap)
 
-    def kernel(
-        offU, adjU, offV, adjV, gP, gpos, nG, nU, nV, cand_left, kstages, qcap,
-        Larr, posL, markL, Parr, posP, Rarr, posR, cnt, touched, keyTag,
-        auxA, auxB, auxC, auxD, Qstack, lv, lvs,
-        poolP, poolPos, poolL, poolR, poolQ, poolN, poolI, poolLv, poolLs,
-        gcount, stop, pubcnt, res_count, res_fp, err, ph_out, tasks_out, eager,
-    ):
+        # ------------------------------------------------------------ subtree fetching
+        @dev
+        def fetch_task(A, A64, prm, offU, adjU, offV, adjV, orig, sh, sh64, shu, g, gl, v,
+                       R, aw, cand_left, err):
+            """Build task v's local subgraph in the arena at R (the paper's subtree
+            fetching): slots for the 2-hop vertices of higher rank (all of them for
+            noRS) with their lists N(u) ∩ N(v), and the root level.  Returns the
+            number of bicliques it reports itself (the root biclique: 1)."""
+            base = offU[v]
+            d = I32(offU[v + 1] - base)
+            if gl == 0:
+                sh64[g, X_MIN] = 0  # wedge count W
+                sh[g, S_N] = 0
+                sh[g, S_C0] = 0
+                sh[g, S_C1] = 0
+                shu[g, U_SUMX] = ZERO64
+                shu[g, U_SUML] = ZERO64
+                sh64[g, X_R] = R
+                sh64[g, X_BASE] = base
+            gsync()
+            nu = prm[P_NU]
+            w = I64(0)
+            for j in range(gl, d, G):
+                c, s0 = wedge_run(adjU, offV, adjV, base, j, v)
+                w += c
+            cuda.atomic.add(sh64, (g, X_MIN), w)
+            gsync()
+            W = sh64[g, X_MIN]
+            nhi = nu - 1 - v if RS else nu - 1
+            nb = task_bound(B_NB, d, W, nhi, RS)
+            tb = task_bound(B_TB, d, W, nhi, RS)
+            depth = task_bound(B_DEPTH, d, W, nhi, RS)
+            caph = task_bound(B_CAPH, d, W, nhi, RS)
+            qcap = task_bound(B_QCAP, d, W, nhi, RS)
+            offsets_to_shared(sh, g, gl, d, nb, tb, depth, caph, qcap)
+            gsync()
+            if sh[g, S_OFF + NFIELDS - 1] > aw:
+                # cannot happen: the host sized the arenas by the same layout
+                if gl == 0:
+                    err[0] = ERR_ARENA
+                return 0
+            oHK = sh[g, S_OFF + K_HK]
+            oHC = sh[g, S_OFF + K_HC]
+            oPRE = sh[g, S_OFF + K_PRE]
+            oST = sh[g, S_OFF + K_ST]
+            oSG = sh[g, S_OFF + K_SG]
+            oSO = sh[g, S_OFF + K_SO]
+            oSL = sh[g, S_OFF + K_SL]
+            oKEY = sh[g, S_OFF + K_KEY]
+            oTAG = sh[g, S_OFF + K_TAG]
+            oLST = sh[g, S_OFF + K_LST]
+            for j in range(gl, d, G):
+                c, s0 = wedge_run(adjU, offV, adjV, base, j, v)
+                A[R + oPRE + j] = I32(c)
+                A[R + oST + j] = I32(s0)
+            for h in range(gl, caph, G):
+                A[R + oHK + h] = -1
+                A[R + oHC + h] = 0
+            gsync()
+            # exclusive prefix sums of the runs (lane 0: d is one vertex's degree)
+            if gl == 0:
+                acc = I32(0)
+                for j in range(d):
+                    c = A[R + oPRE + j]
+                    A[R + oPRE + j] = acc
+                    acc += c
+                A[R + oPRE + d] = acc
+            gsync()
+            mask = I64(caph - 1)
+            # pass 1: count |N(u) ∩ N(v)| per 2-hop vertex (hash insert)
+            j = I32(0)
+            for t in range(gl, W, G):
+                while A[R + oPRE + j + 1] <= t:
+                    j += 1
+                y = adjU[base + j]
+                u = adjV[offV[y] + A[R + oST + j] + (t - A[R + oPRE + j])]
+                if (not RS) and u == v:
+                    continue
+                h = hslot(u, mask)
+                while True:
+                    old = cuda.atomic.cas(A, R + oHK + h, I32(-1), I32(u))
+                    if old == -1 or old == u:
+                        cuda.atomic.add(A, R + oHC + h, 1)
+                        break
+                    h = (h + 1) & mask
+            gsync()
+            # pass 2: one slot per vertex; containing N(v) -> X0 (absorbed at the root)
+            sx = ZERO64
+            for h in range(gl, caph, G):
+                u = A[R + oHK + h]
+                if u >= 0:
+                    c = A[R + oHC + h]
+                    if c == d and u > v:
+                        sx += elem_u(orig[u], cand_left)
+                        cuda.atomic.add(sh, (g, S_C0), 1)
+                        A[R + oHC + h] = -1
+                    else:
+                        s = cuda.atomic.add(sh, (g, S_N), 1)
+                        A[R + oSG + s] = u
+                        A[R + oSO + s] = cuda.atomic.add(sh, (g, S_C1), c)
+                        A[R + oSL + s] = c
+                        A[R + oKEY + s] = 0  # fill cursor for pass 3
+                        A[R + oHC + h] = s
+            cuda.atomic.add(shu, (g, U_SUMX), sx)
+            gsync()
+            n = sh[g, S_N]
+            # pass 3: the lists (local ids), each in arbitrary order
+            j = I32(0)
+            for t in range(gl, W, G):
+                while A[R + oPRE + j + 1] <= t:
+                    j += 1
+                y = adjU[base + j]
+                u = adjV[offV[y] + A[R + oST + j] + (t - A[R + oPRE + j])]
+                if (not RS) and u == v:
+                    continue
+                h = hslot(u, mask)
+                while A[R + oHK + h] != u:
+                    h = (h + 1) & mask
+                s = A[R + oHC + h]
+                if s >= 0:
+                    p = cuda.atomic.add(A, R + oKEY + s, 1)
+                    A[R + oLST + A[R + oSO + s] + p] = j
+            gsync()
+            # the search view (overwrites the hash): P = every slot of higher rank
+            oPARR = sh[g, S_OFF + K_PARR]
+            oDL = sh[g, S_OFF + K_DL]
+            oLV = sh[g, S_OFF + K_LV]
+            oQ = sh[g, S_OFF + K_Q]
+            sl = ZERO64
+            for jj in range(gl, d, G):
+                A[R + oDL + jj] = 0
+                sl += elem_v(adjU[base + jj], cand_left)
+            cuda.atomic.add(shu, (g, U_SUML), sl)
+            if gl == 0:
+                sh[g, S_C1] = 0  # P slots
+                sh[g, S_C2] = 0  # Q slots (noRS)
+            gsync()
+            for s in range(gl, n, G):
+                A[R + oKEY + s] = A[R + oSL + s]
+                A[R + oTAG + s] = 1
+                if RS or A[R + oSG + s] > v:
+                    p = cuda.atomic.add(sh, (g, S_C1), 1)
+                    A[R + oPARR + p] = s
+                else:
+                    p = cuda.atomic.add(sh, (g, S_C2), 1)
+                    A[R + oQ + p] = s
+            gsync()
+            if gl == 0:
+                lv = R + oLV
+                A[lv + F_PC] = sh[g, S_C1]
+                A[lv + F_KL] = d
+                A[lv + F_LSLOT] = -1
+                A[lv + F_LASTMIN] = 1
+                A[lv + F_NID] = 1
+                A[lv + F_NX] = 1 + sh[g, S_C0]
+                A[lv + F_X] = -1
+                A[lv + F_FORCED] = 0
+                A[lv + F_QS] = 0
+                A[lv + F_QE] = sh[g, S_C2]
+                A64[(lv + F_SUM) >> 1] = shu[g, U_SUMX] + elem_u(orig[v], cand_left)
+                sh64[g, X_NID] = 1
+                sh[g, S_LVL] = 0
+                sh[g, S_C0] = 0
+            gsync()
+            return 1
+
+        # ------------------------------------------------------------ work stealing
+        @dev
+        def publish(A, A64, ph, pb, pn, pl, ctl, sh, sh64, g, gl, l, me, par, phase, kst, stage):
+            """Victim: offer every candidate still live on the path (levels 0..l); the
+            arena half stays untouched for the next stage, thieves copy from it."""
+            R = sh64[g, X_R]
+            oLV = sh[g, S_OFF + K_LV]
+            if gl == 0:
+                sh[g, S_C0] = 0
+            gsync()
+            tot = I32(0)
+            for m in range(gl, l + 1, G):
+                tot += A[R + oLV + m * NF + F_PC]
+            cuda.atomic.add(sh, (g, S_C0), tot)
+            gsync()
+            if gl == 0:
+                ph[par, me, H_NLEV] = l
+                ph[par, me, H_D] = sh[g, S_D]
+                ph[par, me, H_NB] = sh[g, S_NB]
+                ph[par, me, H_TB] = sh[g, S_TB]
+                ph[par, me, H_DEPTH] = sh[g, S_DEPTH]
+                ph[par, me, H_CAPH] = sh[g, S_CAPH]
+                ph[par, me, H_QCAP] = sh[g, S_QCAP]
+                pb[par, me] = sh64[g, X_BASE]
+                pn[par, me] = sh[g, S_C0]
+                i = cuda.atomic.add(ctl, (phase, CTL_FIXED + (kst + 2) + stage), 1)
+                pl[par, i] = me
+                sh[g, S_PUB] = 1
+            gsync()
+
+        @dev
+        def steal(ph, pn, pl, ctl, sh, g, gl, me, pprev, phase, kst, stage):
+            """Thief: take one published candidate (a level m and an index i of some
+            victim) and copy what it needs into its own arena: the candidates before i
+            (those still to be tried from its point of view) with their level-m list
+            prefixes, L_m as the membership table, and the level's R sums.  Returns
+            True when it got one."""
+            npub = cuda.atomic.add(ctl, (phase, CTL_FIXED + (kst + 2) + stage - 1), 0)
+            while True:
+                if gl == 0:
+                    sh[g, S_FOUND] = 0x7FFFFFFF
+                    sh[g, S_NNE] = 0
+                    sh[g, S_GOT] = 0
+                gsync()
+                cur = sh[g, S_CUR]
+                start = me % npub if npub > 0 else 0
+                for off in range(cur + gl, npub, G):
+                    w = pl[pprev, (start + off) % npub]
+                    if cuda.atomic.add(pn, (pprev, w), 0) > 0:
+                        cuda.atomic.min(sh, (g, S_FOUND), I32(off))
+                        cuda.atomic.add(sh, (g, S_NNE), 1)
+                gsync()
+                off = sh[g, S_FOUND]
+                if gl == 0:
+                    if off >= npub:
+                        sh[g, S_CUR] = npub
+                        cuda.atomic.max(ctl, (phase, CTL_FIXED + stage), 1)
+                    else:
+                        w = pl[pprev, (start + off) % npub]
+                        jx = cuda.atomic.sub(pn, (pprev, w), 1)
+                        if jx == 1 and sh[g, S_NNE] == 1:
+                            # took what looked like the last piece anywhere
+                            cuda.atomic.max(ctl, (phase, CTL_FIXED + stage), 1)
+                        if jx >= 1:
+                            # piece jx-1: pieces are numbered deepest level first, so the
+                            # first thieves get the shallow levels' big subtrees
+                            sh[g, S_VIC] = w
+                            sh[g, S_IDX] = jx - 1
+                            sh[g, S_GOT] = 1
+                            sh[g, S_CUR] = off
+                        else:
+                            sh[g, S_CUR] = off + 1
+                gsync()
+                if off >= npub or sh[g, S_GOT] != 0:
+                    break
+            return sh[g, S_GOT] != 0
+
+        @dev
+        def copy_piece(A, A64, prm, ph, pb, sh, sh64, shu, g, gl, R, pprev, aw, err):
+            """Copy the stolen piece (victim S_VIC, flattened index S_IDX) into the arena at
+            R and set up the forced root level: branch on that one candidate only."""
+            w = sh[g, S_VIC]
+            ti = sh[g, S_IDX]
+            VR = I64(pprev) * prm[P_HALF] + I64(w) * I64(aw)
+            d = ph[pprev, w, H_D]
+            nb = ph[pprev, w, H_NB]
+            tb = ph[pprev, w, H_TB]
+            depth = ph[pprev, w, H_DEPTH]
+            caph = ph[pprev, w, H_CAPH]
+            qcap = ph[pprev, w, H_QCAP]
+            offsets_to_shared(sh, g, gl, d, nb, tb, depth, caph, qcap)
+            if gl == 0:
+                sh64[g, X_R] = R
+                sh64[g, X_BASE] = pb[pprev, w]
+                sh[g, S_TOT] = 0
+                sh[g, S_C2] = 0
+            gsync()
+            oSG = sh[g, S_OFF + K_SG]
+            oSO = sh[g, S_OFF + K_SO]
+            oSL = sh[g, S_OFF + K_SL]
+            oKEY = sh[g, S_OFF + K_KEY]
+            oTAG = sh[g, S_OFF + K_TAG]
+            oLST = sh[g, S_OFF + K_LST]
+            oPARR = sh[g, S_OFF + K_PARR]
+            oDL = sh[g, S_OFF + K_DL]
+            oLV = sh[g, S_OFF + K_LV]
+            oQ = sh[g, S_OFF + K_Q]
+            # which level and index
+            m = ph[pprev, w, H_NLEV]
+            while ti >= A[VR + oLV + m * NF + F_PC]:
+                ti -= A[VR + oLV + m * NF + F_PC]
+                m -= 1
+            vlv = VR + oLV + m * NF
+            nid = A[vlv + F_NID]
+            kl = A[vlv + F_KL]
+            lslot = A[vlv + F_LSLOT]
+            pcm = A[vlv + F_PC]
+            # slots 0..ti: the victim's candidates before ti, then the chosen one
+            nslot = ti + 1
+            for s in range(gl, nslot, G):
+                u = A[VR + oPARR + s]
+                k = level_key(A, VR, u, m, nid, oKEY, oTAG, oSO, oSL, oLST, oDL, False)
+                A[R + oSG + s] = A[VR + oSG + u]
+                A[R + oSL + s] = k
+                A[R + oSO + s] = cuda.atomic.add(sh, (g, S_TOT), k)
+                A[R + oKEY + s] = k
+                A[R + oTAG + s] = 1
+                A[R + oPARR + s] = s
+            nq = I32(0)
+            if not RS:
+                # explicit Q: the level's Q and the victim's candidates after ti (other
+                # thieves try those: from here they count as processed)
+                qs = A[vlv + F_QS]
+                qe = A[vlv + F_QE]
+                nq = (qe - qs) + (pcm - nslot)
+                for t in range(gl, nq, G):
+                    if t < qe - qs:
+                        u = A[VR + oQ + qs + t]
+                        # Q lists are whole lists: keep the entries in L_m
+                        o = VR + oLST + A[VR + oSO + u]
+                        c = I32(0)
+                        for e in range(A[VR + oSL + u]):
+                            if A[VR + oDL + A[o + e]] >= m:
+                                c += 1
+                    else:
+                        u = A[VR + oPARR + nslot + (t - (qe - qs))]
+                        c = level_key(A, VR, u, m, nid, oKEY, oTAG, oSO, oSL, oLST, oDL, False)
+                    s = nslot + t
+                    A[R + oSG + s] = A[VR + oSG + u]
+                    A[R + oSL + s] = c
+                    A[R + oSO + s] = cuda.atomic.add(sh, (g, S_TOT), c)
+                    A[R + oKEY + s] = c
+                    A[R + oTAG + s] = 1
+                    A[R + oQ + t] = s
+            gsync()
+            # the lists (lane per slot: most are short)
+            for s in range(gl, nslot + nq, G):
+                if s < nslot:
+                    u = A[VR + oPARR + s]
+                else:
+                    t = s - nslot
+                    if t < A[vlv + F_QE] - A[vlv + F_QS]:
+                        u = A[VR + oQ + A[vlv + F_QS] + t]
+                    else:
+                        u = A[VR + oPARR + nslot + (t - (A[vlv + F_QE] - A[vlv + F_QS]))]
+                src = VR + oLST + A[VR + oSO + u]
+                dst = R + oLST + A[R + oSO + s]
+                k = A[R + oSL + s]
+                if s < nslot or (not RS and s - nslot >= A[vlv + F_QE] - A[vlv + F_QS]):
+                    for e in range(k):
+                        A[dst + e] = A[src + e]
+                else:
+                    c = I32(0)
+                    for e in range(A[VR + oSL + u]):
+                        jj = A[src + e]
+                        if A[VR + oDL + jj] >= m:
+                            A[dst + c] = jj
+                            c += 1
+            # L_m becomes this task's L at level 0
+            if m == 0:
+                for jj in range(gl, d, G):
+                    A[R + oDL + jj] = 0
+            else:
+                lo = VR + oLST + A[VR + oSO + lslot]
+                for e in range(gl, kl, G):
+                    A[R + oDL + A[lo + e]] = 0
+            gsync()
+            if gl == 0:
+                lv = R + oLV
+                A[lv + F_PC] = nslot
+                A[lv + F_KL] = kl
+                A[lv + F_LSLOT] = -1
+                A[lv + F_LASTMIN] = 1
+                A[lv + F_NID] = 1
+                A[lv + F_NX] = A[vlv + F_NX]
+                A[lv + F_X] = -1
+                A[lv + F_FORCED] = 1
+                A[lv + F_QS] = 0
+                A[lv + F_QE] = nq
+                A64[(lv + F_SUM) >> 1] = A64[(vlv + F_SUM) >> 1]
+                sh64[g, X_NID] = 1
+                sh[g, S_LVL] = 0
+            gsync()
+
+        # ------------------------------------------------------------ the search
+        @dev
+        def select_candidate(A, sh, sh64, g, gl, R, l, pc, nid, lastmin):
+            """Position of the live candidate with the smallest |N(u) ∩ L_l| (ties: any).
+            ES: cached keys, stop at a chunk holding the level's last minimum (keys of
+            a level only grow); noES: every candidate recounted from its whole list."""
+            oKEY = sh[g, S_OFF + K_KEY]
+            oTAG = sh[g, S_OFF + K_TAG]
+            oSO = sh[g, S_OFF + K_SO]
+            oSL = sh[g, S_OFF + K_SL]
+            oLST = sh[g, S_OFF + K_LST]
+            oDL = sh[g, S_OFF + K_DL]
+            oPARR = sh[g, S_OFF + K_PARR]
+            if gl == 0:
+                sh64[g, X_MIN] = BIG
+            gsync()
+            for c0 in range(0, pc, G):
+                i = c0 + gl
+                if i < pc:
+                    u = A[R + oPARR + i]
+                    if ES:
+                        k = level_key(A, R, u, l, nid, oKEY, oTAG, oSO, oSL, oLST, oDL, True)
+                    else:
+                        o = R + oLST + A[R + oSO + u]
+                        k = I32(0)
+                        for e in range(A[R + oSL + u]):
+                            if A[R + oDL + A[o + e]] >= l:
+                                k += 1
+                    cuda.atomic.min(sh64, (g, X_MIN), I64(k) * SHIFT + I64(i))
+                gsync()
+                best = sh64[g, X_MIN]
+                gsync()
+                if ES and best // SHIFT == lastmin:
+                    break
+            return sh64[g, X_MIN]
+
+        @dev
+        def build_lprime(A, sh, shu, g, gl, R, adjU, base, x, kl, lvl, cand_left):
+            """L' = N(x) ∩ L: the prefix of x's list; stamp it as level lvl's L."""
+            o = R + sh[g, S_OFF + K_LST] + A[R + sh[g, S_OFF + K_SO] + x]
+            oDL = sh[g, S_OFF + K_DL]
+            s = ZERO64
+            for e in range(gl, kl, G):
+                j = A[o + e]
+                A[R + oDL + j] = lvl
+                s += elem_v(adjU[base + j], cand_left)
+            cuda.atomic.add(shu, (g, U_SUML), s)
+
+        @dev
+        def unstamp(A, sh, g, gl, R, x, kl, lvl):
+            o = R + sh[g, S_OFF + K_LST] + A[R + sh[g, S_OFF + K_SO] + x]
+            oDL = sh[g, S_OFF + K_DL]
+            for e in range(gl, kl, G):
+                A[R + oDL + A[o + e]] = lvl
+
+        @dev
+        def expand(A, sh, shu, g, gl, R, l, npc, nid, kl, orig, cand_left):
+            """Maximal expansion: for every live candidate, |N(u) ∩ L'| by partitioning its
+            level-l list prefix; full -> R' (and a twin of x, whose list equals L', leaves
+            P); partial -> P'.  Counts land in AUX by position."""
+            oKEY = sh[g, S_OFF + K_KEY]
+            oTAG = sh[g, S_OFF + K_TAG]
+            oSO = sh[g, S_OFF + K_SO]
+            oSL = sh[g, S_OFF + K_SL]
+            oLST = sh[g, S_OFF + K_LST]
+            oDL = sh[g, S_OFF + K_DL]
+            oPARR = sh[g, S_OFF + K_PARR]
+            oAUX = sh[g, S_OFF + K_AUX]
+            oSG = sh[g, S_OFF + K_SG]
+            sa = ZERO64
+            for i in range(gl, npc, G):
+                u = A[R + oPARR + i]
+                k = level_key(A, R, u, l, nid, oKEY, oTAG, oSO, oSL, oLST, oDL, True)
+                c = partition_list(A, R, u, k, l + 1, oSO, oLST, oDL)
+                if c == kl:
+                    sa += elem_u(orig[A[R + oSG + u]], cand_left)
+                    cuda.atomic.add(sh, (g, S_NABS), 1)
+                    if k == kl:
+                        cuda.atomic.add(sh, (g, S_NTW), 1)
+                        c = -1  # twin
+                elif c > 0:
+                    cuda.atomic.add(sh, (g, S_NP), 1)
+                A[R + oAUX + i] = c
+            cuda.atomic.add(shu, (g, U_SUMA), sa)
+
+        @dev
+        def check_maximality(A, adjU, offV, adjV, sh, g, gl, R, base, x, kl, target):
+            """Reverse scan: the vertices containing L' are ∩ N(y) over y in L'.  Take the
+            shortest list, test each of its vertices against the others; L' is maximal
+            iff no more than |R'| (= target) survive.  Sets S_NONMAX."""
+            o = R + sh[g, S_OFF + K_LST] + A[R + sh[g, S_OFF + K_SO] + x]
+            if gl == 0:
+                sh[g, S_SURV] = 0
+                sh[g, S_C0] = 0x7FFFFFFF
+                sh[g, S_C1] = 0
+            gsync()
+            best = I64(0x7FFFFFFFFFFFFFFF)
+            for e in range(gl, kl, G):
+                y = adjU[base + A[o + e]]
+                dy = offV[y + 1] - offV[y]
+                cand = dy * SHIFT + I64(e)
+                if cand < best:
+                    best = cand
+            # pack (degree, index) into one int32 min where it fits, else two steps
+            cuda.atomic.min(sh, (g, S_C0), I32(best // SHIFT) if best // SHIFT < 0x7FFFFFFF
+                            else I32(0x7FFFFFFE))
+            gsync()
+            dmin = sh[g, S_C0]
+            if dmin <= target:
+                return
+            for e in range(gl, kl, G):
+                y = adjU[base + A[o + e]]
+                if offV[y + 1] - offV[y] == dmin:
+                    cuda.atomic.max(sh, (g, S_C1), I32(e + 1))
+            gsync()
+            estar = sh[g, S_C1] - 1
+            ys = adjU[base + A[o + estar]]
+            lo0 = offV[ys]
+            for t in range(gl, dmin, G):
+                if sh[g, S_SURV] > target:
+                    break
+                u = adjV[lo0 + t]
+                ok = True
+                for e in range(kl):
+                    if e != estar:
+                        y = adjU[base + A[o + e]]
+                        if not bsearch(adjV, offV[y], offV[y + 1], u):
+                            ok = False
+                            break
+                if ok:
+                    cuda.atomic.add(sh, (g, S_SURV), 1)
+            gsync()
+            if gl == 0 and sh[g, S_SURV] > target:
+                sh[g, S_NONMAX] = 1
+
+        @dev
+        def check_q(A, sh, g, gl, R, l, kl, qs, qe, ntw, err):
+            """noRS: scan Q directly; a member containing L' makes it non-maximal, members
+            meeting L' form Q' (written after room for this node's twins)."""
+            oSO = sh[g, S_OFF + K_SO]
+            oSL = sh[g, S_OFF + K_SL]
+            oLST = sh[g, S_OFF + K_LST]
+            oDL = sh[g, S_OFF + K_DL]
+            oQ = sh[g, S_OFF + K_Q]
+            qcap = sh[g, S_QCAP]
+            for i in range(qs + gl, qe, G):
+                q = A[R + oQ + i]
+                o = R + oLST + A[R + oSO + q]
+                c = I32(0)
+                for e in range(A[R + oSL + q]):
+                    if A[R + oDL + A[o + e]] >= l + 1:
+                        c += 1
+                if c == kl:
+                    sh[g, S_NONMAX] = 1
+                elif c > 0:
+                    p = cuda.atomic.add(sh, (g, S_NQ), 1)
+                    if qe + ntw + p < qcap:
+                        A[R + oQ + qe + ntw + p] = q
+                    else:
+                        err[0] = ERR_QCAP
+
+        @dev
+        def compact(A, sh, g, gl, R, npc, np_, ntw, kl, push, nid2):
+            """Reorder the live candidates [0:npc): P' first when a child is pushed (their
+            counts become the child's cached keys), twins last (they leave P: positions
+            >= the new pc hold tried vertices)."""
+            oPARR = sh[g, S_OFF + K_PARR]
+            oAUX = sh[g, S_OFF + K_AUX]
+            oAUX2 = sh[g, S_OFF + K_AUX2]
+            oKEY = sh[g, S_OFF + K_KEY]
+            oTAG = sh[g, S_OFF + K_TAG]
+            if gl == 0:
+                sh[g, S_C0] = 0
+                sh[g, S_C1] = 0
+                sh[g, S_C2] = 0
+            gsync()
+            nfront = np_ if push else 0
+            nmid = npc - ntw - nfront
+            for i in range(gl, npc, G):
+                c = A[R + oAUX + i]
+                u = A[R + oPARR + i]
+                if c < 0:
+                    p = nfront + nmid + cuda.atomic.add(sh, (g, S_C2), 1)
+                elif push and c > 0 and c < kl:
+                    p = cuda.atomic.add(sh, (g, S_C0), 1)
+                    A[R + oKEY + u] = c
+                    A[R + oTAG + u] = nid2
+                else:
+                    p = nfront + cuda.atomic.add(sh, (g, S_C1), 1)
+                A[R + oAUX2 + p] = u
+            gsync()
+            for i in range(gl, npc, G):
+                A[R + oPARR + i] = A[R + oAUX2 + i]
+            gsync()
+
+        @dev
+        def search(A, A64, prm, adjU, offV, adjV, orig, ph, pb, pn, pl, ctl, sh, sh64, shu,
+                   g, gl, me, par, phase, kst, stage, interruptible, cand_left, err, phl):
+            """Depth-first search of the task in the arena (levels in the level table);
+            returns (bicliques, fingerprint sum, nodes) of this worker's part."""
+            R = sh64[g, X_R]
+            base = sh64[g, X_BASE]
+            oLV = sh[g, S_OFF + K_LV]
+            oSO = sh[g, S_OFF + K_SO]
+            oQ = sh[g, S_OFF + K_Q]
+            oPARR = sh[g, S_OFF + K_PARR]
+            oAUX = sh[g, S_OFF + K_AUX]
+            oKEY = sh[g, S_OFF + K_KEY]
+            oTAG = sh[g, S_OFF + K_TAG]
+            oSG = sh[g, S_OFF + K_SG]
+            count = I64(0)
+            fp = ZERO64
+            nodes = I64(0)
+            t_last = I64(0)
+            if INSTR and gl % WARP == 0:
+                t_last = clock64()
+            while True:
+                gsync()
+                if gl == 0:
+                    sh[g, S_NONMAX] = 0
+                    sh[g, S_NP] = 0
+                    sh[g, S_NTW] = 0
+                    sh[g, S_NABS] = 0
+                    sh[g, S_NQ] = 0
+                    sh[g, S_STOP] = 0
+                    shu[g, U_SUML] = ZERO64
+                    shu[g, U_SUMA] = ZERO64
+                    lv0 = sh[g, S_LVL]
+                    eager = prm[P_EAGER]
+                    # (test hook: eager >= 2 publishes only from level eager - 1 down)
+                    if interruptible and sh[g, S_PUB] == 0 and lv0 >= 0 and (
+                            eager < 2 or lv0 >= eager - 1):
+                        if A[R + oLV + lv0 * NF + F_FORCED] == 0:
+                            sh[g, S_STOP] = cuda.atomic.max(ctl, (phase, CTL_FIXED + stage), 0)
+                gsync()
+                l = sh[g, S_LVL]
+                if l < 0:
+                    break
+                lv = R + oLV + l * NF
+                pc = A[lv + F_PC]
+                if pc == 0:
+                    # level exhausted: back to the parent, whose L it shrank
+                    if l > 0:
+                        plv = lv - NF
+                        xp = A[plv + F_X]
+                        unstamp(A, sh, g, gl, R, xp, A[lv + F_KL], l - 1)
+                        if gl == 0 and not RS:
+                            qe = A[plv + F_QE]
+                            if qe < sh[g, S_QCAP]:
+                                A[R + oQ + qe] = xp
+                                A[plv + F_QE] = qe + 1
+                            else:
+                                err[0] = ERR_QCAP
+                    gsync()
+                    if gl == 0:
+                        sh[g, S_LVL] = l - 1
+                    continue
+                if sh[g, S_STOP] != 0:
+                    publish(A, A64, ph, pb, pn, pl, ctl, sh, sh64, g, gl, l, me, par, phase,
+                            kst, stage)
+                    if gl == 0:
+                        sh[g, S_LVL] = -1
+                        if INSTR:
+                            t = clock64()
+                            phl[PH_STEAL] += t - t_last
+                            t_last = t
+                    continue
+                nid = A[lv + F_NID]
+                forced = A[lv + F_FORCED]
+                # ---------- candidate selection ----------
+                if forced != 0:
+                    pos = pc - 1
+                    u = A[R + oPARR + pos]
+                    kl = A[R + oKEY + u]
+                else:
+                    best = select_candidate(A, sh, sh64, g, gl, R, l, pc, nid, A[lv + F_LASTMIN])
+                    pos = I32(best & MASK32)
+                    kl = I32(best // SHIFT)
+                    if not ES and gl == 0:
+                        # noES counted from whole lists: re-establish x's level prefix
+                        level_key(A, R, A[R + oPARR + pos], l, nid, oKEY, oTAG, oSO,
+                                  sh[g, S_OFF + K_SL], sh[g, S_OFF + K_LST],
+                                  sh[g, S_OFF + K_DL], True)
+                x = A[R + oPARR + pos]
+                gsync()
+                if gl == 0:
+                    y = A[R + oPARR + pc - 1]
+                    A[R + oPARR + pc - 1] = x
+                    A[R + oPARR + pos] = y
+                    A[lv + F_PC] = 0 if forced != 0 else pc - 1
+                    A[lv + F_X] = x
+                    A[lv + F_LASTMIN] = kl
+                    if INSTR:
+                        t = clock64()
+                        phl[PH_SEL] += t - t_last
+                        t_last = t
+                npc = pc - 1
+                nodes += 1
+                gsync()
+                # ---------- L' construction ----------
+                build_lprime(A, sh, shu, g, gl, R, adjU, base, x, kl, l + 1, cand_left)
+                gsync()
+                if INSTR and gl % WARP == 0:
+                    t = clock64()
+                    phl[PH_LPRIME] += t - t_last
+                    t_last = t
+                # ---------- maximal expansion: counts, R', P' ----------
+                expand(A, sh, shu, g, gl, R, l, npc, nid, kl, orig, cand_left)
+                gsync()
+                if INSTR and gl % WARP == 0:
+                    t = clock64()
+                    phl[PH_EXPAND] += t - t_last
+                    t_last = t
+                nabs = sh[g, S_NABS]
+                ntw = sh[g, S_NTW]
+                np_ = sh[g, S_NP]
+                nx = A[lv + F_NX]
+                # ---------- maximality checking ----------
+                qs = I32(0)
+                qe = I32(0)
+                if RS:
+                    check_maximality(A, adjU, offV, adjV, sh, g, gl, R, base, x, kl,
+                                     nx + 1 + nabs)
+                else:
+                    qs = A[lv + F_QS]
+                    qe = A[lv + F_QE]
+                    check_q(A, sh, g, gl, R, l, kl, qs, qe, ntw, err)
+                gsync()
+                nonmax = sh[g, S_NONMAX]
+                if INSTR and gl % WARP == 0:
+                    t = clock64()
+                    phl[PH_CHECK] += t - t_last
+                    t_last = t
+                push = nonmax == 0 and np_ > 0
+                nid2 = I32(0)
+                if push:
+                    nid2n = sh64[g, X_NID] + 1
+                    if nid2n > NID_MAX:
+                        if gl == 0:
+                            err[0] = ERR_NID
+                        nid2n = NID_MAX
+                    nid2 = I32(nid2n)
+                if ntw > 0 or push:
+                    compact(A, sh, g, gl, R, npc, np_, ntw, kl, push, nid2)
+                    if forced == 0 and gl == 0:
+                        A[lv + F_PC] = npc - ntw
+                if not RS and ntw > 0:
+                    # the twins join Q (before this node's Q', which left them room)
+                    for t2 in range(gl, ntw, G):
+                        A[R + oQ + qe + t2] = A[R + oPARR + npc - ntw + t2]
+                    if gl == 0:
+                        A[lv + F_QE] = qe + ntw
+                if nonmax == 0:
+                    sumR = A64[(lv + F_SUM) >> 1] + elem_u(orig[A[R + oSG + x]], cand_left) \
+                        + shu[g, U_SUMA]
+                    if gl == 0:
+                        count += 1
+                        fp += combine_sides(sumR, shu[g, U_SUML], cand_left)
+                    if push:
+                        if gl == 0:
+                            sh64[g, X_NID] = I64(nid2)
+                            cl = lv + NF
+                            A[cl + F_PC] = np_
+                            A[cl + F_KL] = kl
+                            A[cl + F_LSLOT] = x
+                            A[cl + F_LASTMIN] = 1
+                            A[cl + F_NID] = nid2
+                            A[cl + F_NX] = nx + 1 + nabs
+                            A[cl + F_X] = -1
+                            A[cl + F_FORCED] = 0
+                            if not RS:
+                                A[cl + F_QS] = qe + ntw
+                                A[cl + F_QE] = qe + ntw + sh[g, S_NQ]
+                            A64[(cl + F_SUM) >> 1] = sumR
+                            sh[g, S_LVL] = l + 1
+                if not push:
+                    unstamp(A, sh, g, gl, R, x, kl, l)
+                    if gl == 0 and not RS:
+                        qe2 = A[lv + F_QE]
+                        if qe2 < sh[g, S_QCAP]:
+                            A[R + oQ + qe2] = x
+                            A[lv + F_QE] = qe2 + 1
+                        else:
+                            err[0] = ERR_QCAP
+                if INSTR and gl % WARP == 0:
+                    t = clock64()
+                    phl[PH_EXPAND] += t - t_last
+                    t_last = t
+            if INSTR and gl % WARP == 0:
+                t = clock64()
+                phl[PH_OTHER] += t - t_last
+            return count, fp, nodes
+
+        # ------------------------------------------------------------ one phase
+        @dev
+        def run_stage(A, A64, prm, offU, adjU, offV, adjV, orig, tasks, ph, pb, pn, pl, ctl,
+                      sh, sh64, shu, g, gl, me, phase, stage, nst, aw, nwk, task0, ntask, err,
+                      phl, acc, accf):
+            """One stage of one worker: take tasks (stage 1) or stolen pieces until none
+            is left; acc collects bicliques, nodes and tasks, accf the fingerprint."""
+            kst = prm[P_K]
+            cand_left = prm[P_CANDLEFT] != 0
+            eager = prm[P_EAGER]
+            par = stage % 2
+            pprev = (stage + 1) % 2
+            R = I64(par) * prm[P_HALF] + I64(me) * I64(aw)
+            interruptible = WS and stage < nst
+            if gl == 0:
+                sh[g, S_PUB] = 0
+                sh[g, S_CUR] = 0
+            gsync()
+            t_last = I64(0)
+            if INSTR and gl % WARP == 0:
+                t_last = clock64()
+            while True:
+                # First-level tasks first, in every stage: a stage normally starts with none
+                # left (the stop signal is raised once the last one is taken), but the test
+                # switch ``eager`` raises it early, and the tasks left over must still run.
+                if gl == 0:
+                    r = I32(0x7FFFFFFF)
+                    if stage == 1 or cuda.atomic.add(ctl, (phase, C_TASK), 0) < ntask:
+                        r = cuda.atomic.add(ctl, (phase, C_TASK), 1)
+                    if WS and stage == 1 and (r >= ntask - 1 or eager != 0):
+                        cuda.atomic.max(ctl, (phase, CTL_FIXED + 1), 1)
+                    sh[g, S_GOT] = 1 if r < ntask else 0
+                    sh[g, S_IDX] = r
+                gsync()
+                if sh[g, S_GOT] != 0:
+                    v = tasks[task0 + sh[g, S_IDX]]
+                    c0 = fetch_task(A, A64, prm, offU, adjU, offV, adjV, orig, sh, sh64, shu,
+                                    g, gl, v, R, aw, cand_left, err)
+                    if gl == 0 and c0 > 0:
+                        acc[0] += 1
+                        accf[0] += combine_sides(A64[(R + sh[g, S_OFF + K_LV] + F_SUM) >> 1],
+                                                 shu[g, U_SUML], cand_left)
+                    if INSTR and gl % WARP == 0:
+                        t = clock64()
+                        phl[PH_FETCH] += t - t_last
+                        t_last = t
+                    if c0 == 0:
+                        continue
+                else:
+                    if stage == 1:
+                        break
+                    if not steal(ph, pn, pl, ctl, sh, g, gl, me, pprev, phase, kst, stage):
+                        break
+                    copy_piece(A, A64, prm, ph, pb, sh, sh64, shu, g, gl, R, pprev, aw, err)
+                    if INSTR and gl % WARP == 0:
+                        t = clock64()
+                        phl[PH_STEAL] += t - t_last
+                        t_last = t
+                if gl == 0:
+                    acc[2] += 1
+                c, f, nn = search(A, A64, prm, adjU, offV, adjV, orig, ph, pb, pn, pl, ctl,
+                                  sh, sh64, shu, g, gl, me, par, phase, kst, stage,
+                                  interruptible, cand_left, err, phl)
+                if INSTR and gl % WARP == 0:
+                    t_last = clock64()
+                if gl == 0:
+                    acc[0] += c
+                    accf[0] += f
+                    acc[1] += nn
+                if sh[g, S_PUB] != 0:
+                    break
+
+        return run_stage
+
+    run_stage_warp = group_fns(MODE_WARP)
+    run_stage_block = group_fns(MODE_BLOCK)
+
+    def kernel(offU, adjU, offV, adjV, orig, tasks, prm, arena, arena64, ctl, pool_hdr,
+               pool_base, pool_n, pool_list, res, res_fp, err, ph_out, tasks_out):
         b = cuda.blockIdx.x
         nb = cuda.gridDim.x
         tid = cuda.threadIdx.x
-        nt = cuda.blockDim.x
-        warp = tid // G
-        lane = tid % G
-        ngr = nt // G
-        swarp = tid // SG
-        slane = tid % SG
-        nsg = nt // SG
-
-        shi = cuda.shared.array(NS, dtype=np.int32)
-        shl = cuda.shared.array(2, dtype=np.int64)
-        shu = cuda.shared.array(4, dtype=np.uint64)
-        slot = cuda.shared.array((2, 1024), dtype=np.int32)
+        warp = tid // WARP
+        lane = tid % WARP
+        sh = cuda.shared.array((NW + 1, NS), dtype=np.int32)
+        sh64 = cuda.shared.array((NW + 1, NS64), dtype=np.int64)
+        shu = cuda.shared.array((NW + 1, NSU), dtype=np.uint64)
         phl = cuda.local.array(NPH, dtype=np.int64)
-
-        for i in range(tid, 2 * 1024, nt):
-            slot[i // 1024, i % 1024] = 0
-        if tid < NS:
-            shi[tid] = 0
-        if tid == 0:
-            shl[0] = BIGKEY
-            shl[1] = 0
-            shu[0] = ZERO64
-            shu[1] = ZERO64
-            shu[2] = ZERO64
-            shu[3] = ZERO64
-        my_count = np.int64(0)
-        my_fp = ZERO64
-        my_tasks = np.int64(0)
-        my_nodes = np.int64(0)
-        t_last = np.int64(0)
-        t_start = np.int64(0)
-        if INSTR:
-            for i in range(NPH):
-                phl[i] = 0
-            if tid == 0:
-                t_start = clock64()
-                t_last = t_start
+        acc = cuda.local.array(3, dtype=np.int64)  # bicliques, nodes, tasks
+        accf = cuda.local.array(1, dtype=np.uint64)
+        for i in range(NPH):
+            phl[i] = 0
+        for i in range(3):
+            acc[i] = 0
+        accf[0] = ZERO64
+        for i in range(tid, (NW + 1) * NS, THREADS):
+            sh[i // NS, i % NS] = 0
+        kst = prm[P_K]
+        aw = prm[P_AW]
+        nwk = prm[P_NWK]
+        nt0 = prm[P_NT0]
+        nt1 = prm[P_NT1]
+        nst = kst if WS else 1
+        t_start = I64(0)
+        t_last = I64(0)
+        if INSTR and lane == 0:
+            t_start = clock64()
         bsync()
-
-        nstages = kstages if WS else 1
-        for stage in range(1, nstages + 1):
-            if WS and stage > 1:
-                if INSTR and tid == 0:
-                    t = clock64()
-                    phl[PH_OTHER] += t - t_last
-                    t_last = t
+        # phase 0: the tasks too big for a warp, one block each (its warps' arenas joined)
+        if nt0 > 0:
+            for stage in range(1, nst + 1):
+                if stage > 1:
+                    bsync()
+                    if INSTR and lane == 0:
+                        t_last = clock64()
+                    wsync()
+                    cuda.cg.this_grid().sync()
+                    if INSTR and lane == 0:
+                        phl[PH_IDLE] += clock64() - t_last
+                    if tid == 0:
+                        sh[NW, S_DONE] = cuda.atomic.add(ctl, (0, CTL_FIXED + (kst + 2) + stage - 1), 0)
+                    bsync()
+                    if sh[NW, S_DONE] == 0:
+                        break  # nobody published: nothing is left anywhere
+                run_stage_block(arena, arena64, prm, offU, adjU, offV, adjV, orig, tasks,
+                                pool_hdr, pool_base, pool_n, pool_list, ctl, sh, sh64, shu, NW,
+                                tid, b, 0, stage, nst, aw * NW, nb, 0, nt0, err, phl, acc, accf)
                 bsync()
+            bsync()
+            if INSTR and lane == 0:
+                t_last = clock64()
+            wsync()
+            cuda.cg.this_grid().sync()  # the warps reuse the same arenas
+            if INSTR and lane == 0:
+                phl[PH_IDLE] += clock64() - t_last
+        # phase 1: every other task, one warp each
+        me = b * NW + warp
+        for stage in range(1, nst + 1):
+            if stage > 1:
+                bsync()
+                if INSTR and lane == 0:
+                    t_last = clock64()
                 wsync()
                 cuda.cg.this_grid().sync()
-                if INSTR and tid == 0:
-                    t = clock64()
-                    phl[7] += t - t_last
-                    t_last = t
+                if INSTR and lane == 0:
+                    phl[PH_IDLE] += clock64() - t_last
                 if tid == 0:
-                    # its own slot: S_PUB is reset below while slow threads may still read this
-                    shi[S_PUBN] = cuda.atomic.add(pubcnt, stage - 1, 0)
+                    sh[NW, S_DONE] = cuda.atomic.add(ctl, (1, CTL_FIXED + (kst + 2) + stage - 1), 0)
                 bsync()
-                # Nobody published in the last stage: nothing is left anywhere.  Every block
-                # reads the same count (all publishing precedes the grid sync), so all leave
-                # together and no grid sync is left waiting (23 empty stages cost the small
-                # graphs ~0.6 ms at 1056 blocks).
-                if shi[S_PUBN] == 0:
+                if sh[NW, S_DONE] == 0:
                     break
-            if tid == 0:
-                shi[S_CUR] = 0
-                shi[S_PUB] = 0
+            run_stage_warp(arena, arena64, prm, offU, adjU, offV, adjV, orig, tasks, pool_hdr,
+                           pool_base, pool_n, pool_list, ctl, sh, sh64, shu, warp, lane, me, 1,
+                           stage, nst, aw, nwk, nt0, nt1, err, phl, acc, accf)
             bsync()
-            interruptible = WS and stage < nstages
-            buf = stage % 2
-            nbuf = (stage + 1) % 2
-            while True:
-                # ---------------- fetch a task ----------------
-                if tid == 0:
-                    shi[S_GOTTASK] = 0
-                    if stage == 1:
-                        r = cuda.atomic.sub(gcount, 0, 1)
-                        if WS and (r <= 1 or eager != 0):
-                            # the first-level pool is (now) empty: raise the level
-                            cuda.atomic.max(stop, 1, 1)
-                        if r >= 1:
-                            shi[S_GOTTASK] = 1
-                            shi[S_CTX] = 0
-                            shi[S_LIM] = r - 1
-                            shi[S_X0] = gP[r - 1]
-                            shi[S_LENL0] = 0
-                            shi[S_RLEN0] = 0
-                            shu[2] = ZERO64
-                            shu[3] = ZERO64
-                if stage > 1:
-                    # Find a pool with tasks left, circularly from our own.  The whole block
-                    # reads the counters at once: thread 0 trying one pool after another (one
-                    # atomic round trip each) made every stage cost ~0.25 ms at 528 blocks.
-                    # Atomic reads because the counters change under other SMs' L1 caches.
-                    while True:
-                        if tid == 0:
-                            shi[S_FOFF] = INF32
-                            shi[S_NNE] = 0
-                        bsync()
-                        cur = shi[S_CUR]
-                        for off in range(cur + tid, nb, nt):
-                            if cuda.atomic.add(poolN, (buf, (b + off) % nb), 0) > 0:
-                                cuda.atomic.min(shi, S_FOFF, off)
-                                cuda.atomic.add(shi, S_NNE, 1)
-                        bsync()
-                        off = shi[S_FOFF]
-                        if tid == 0:
-                            if off >= nb:
-                                shi[S_CUR] = nb
-                                cuda.atomic.max(stop, stage, 1)
-                            else:
-                                v = (b + off) % nb
-                                j = cuda.atomic.sub(poolN, (buf, v), 1)
-                                if (j == 1 and shi[S_NNE] == 1) or eager != 0:
-                                    # took what looked like the last task anywhere
-                                    cuda.atomic.max(stop, stage, 1)
-                                if j >= 1:
-                                    # task j-1 of the victim's flattened levels: the deepest
-                                    # level's candidates first, level 1's last, so that the
-                                    # big shallow subtrees are taken first (from the end)
-                                    ti = j - 1
-                                    m = poolI[buf, v, PI_NLEV]
-                                    while ti >= poolLv[buf, v, m, PL_PC]:
-                                        ti -= poolLv[buf, v, m, PL_PC]
-                                        m -= 1
-                                    shi[S_GOTTASK] = 1
-                                    shi[S_CTX] = 1
-                                    shi[S_VIC] = v
-                                    shi[S_LIM] = ti
-                                    shi[S_X0] = poolP[buf, v, ti]
-                                    shi[S_LENL0] = poolLv[buf, v, m, PL_LENL]
-                                    shi[S_RLEN0] = poolLv[buf, v, m, PL_RLEN]
-                                    shi[S_NQ0] = poolI[buf, v, PI_NQ]
-                                    shi[S_TOT] = poolLv[buf, v, m, PL_PC]
-                                    shu[2] = poolLs[buf, v, m, 0]
-                                    shu[3] = poolLs[buf, v, m, 1]
-                                    shi[S_CUR] = off
-                                else:
-                                    shi[S_CUR] = off + 1
-                        bsync()
-                        if off >= nb or shi[S_GOTTASK] != 0:
-                            break
-                bsync()
-                if shi[S_GOTTASK] == 0:
-                    break
-                ctx = shi[S_CTX]
-                vic = shi[S_VIC]
-                lim = shi[S_LIM]
-                x0 = shi[S_X0]
-                lenl0 = shi[S_LENL0]
-                rlen0 = shi[S_RLEN0]
-                nq0 = shi[S_NQ0]
-                tot0 = shi[S_TOT]
-                sumL0 = shu[2]
-                sumR0 = shu[3]
-                my_tasks += 1
-                if ctx == 1:
-                    # stolen task: copy the victim's L and R into our compact arrays
-                    copy_in(Larr, posL, b, poolL[buf, vic], lenl0, tid, nt)
-                    copy_in(Rarr, posR, b, poolR[buf, vic], rlen0, tid, nt)
-                bsync()
-                if tid == 0:
-                    shi[S_LVL] = 0
-                    shi[S_PEND] = 1
-                    if INSTR:
-                        t = clock64()
-                        if stage == 1:
-                            phl[PH_FETCH] += t - t_last
-                        else:
-                            phl[PH_STEAL] += t - t_last
-                        t_last = t
-
-                # ---------------- depth-first search of this task ----------------
-                while True:
-                    bsync()
-                    if tid == 0:
-                        for si in range(S_NT, S_NQ + 1):
-                            shi[si] = 0
-                        shi[S_KL] = 0
-                        shi[S_STOP] = 0
-                        if interruptible and shi[S_PUB] == 0:
-                            # read here, before the barrier every node pays anyway
-                            shi[S_STOP] = cuda.atomic.max(stop, stage, 0)
-                        shi[S_MISS] = 0
-                        shl[0] = BIGKEY
-                        shu[0] = ZERO64
-                        shu[1] = ZERO64
-                    l = shi[S_LVL]
-                    pend = shi[S_PEND]
-                    bsync()
-                    if l < 0:
-                        break
-                    x = I32(0)
-                    kL = I32(0)
-                    if l == 0:
-                        if pend == 0:
-                            if tid == 0:
-                                shi[S_LVL] = -1
-                            continue
-                        x = x0
-                        if tid == 0:
-                            shi[S_PEND] = 0
-                            Rarr[b, rlen0] = x  # R' = R + {x}, as in the pop below
-                            posR[b, x] = rlen0
-                        lenl = lenl0
-                        rl = rlen0
-                        sumL = sumL0
-                        sumR = sumR0
-                        pc = I32(0)
-                    else:
-                        pc = lv[b, l, F_PC]
-                        if pc == 0:
-                            if tid == 0:
-                                shi[S_LVL] = l - 1
-                                if (not RS) and l - 1 >= 1:
-                                    qe = lv[b, l - 1, F_QE]
-                                    if qe < qcap:
-                                        Qstack[b, qe] = lv[b, l - 1, F_X]
-                                        lv[b, l - 1, F_QE] = qe + 1
-                                    else:
-                                        err[0] = ERR_QCAP
-                            continue
-                        # (test hook: eager >= 2 publishes only from level eager down)
-                        if shi[S_STOP] != 0 and ((RS and l >= eager) or (not RS and l == 1)):
-                            # Victim: publish all the work left on our path and leave the task.
-                            # Each level m <= l keeps its remaining candidates in Parr[0:pc_m], its
-                            # L in Larr[0:lenl_m] and R in Rarr[0:rlen_m] (nested prefixes), so one
-                            # copy of Parr[0:pc_1], Larr[0:lenl_1], Rarr[0:rlen_l] plus the level
-                            # table describes all of it; a thief of level m's candidate i takes
-                            # P = positions < i, L and R prefixes of level m.  Publishing below
-                            # level 1 means a stage ends after one node, not after a whole
-                            # level-1 subtree (edit-nawiki: blocks idled at the grid sync most of
-                            # the time).  noRS would need every level's explicit Q too: level 1 only.
-                            pc1 = lv[b, 1, F_PC]
-                            lenl1 = lv[b, 1, F_LENL]
-                            rll = lv[b, l, F_RLEN]
-                            for i in range(tid, pc1, nt):
-                                u = Parr[b, i]
-                                poolP[nbuf, b, i] = u
-                                poolPos[nbuf, b, u] = i
-                            for i in range(tid, lenl1, nt):
-                                poolL[nbuf, b, i] = Larr[b, i]
-                            for i in range(tid, rll, nt):
-                                poolR[nbuf, b, i] = Rarr[b, i]
-                            tot = I32(0)
-                            for m in range(1 + tid, l + 1, nt):
-                                pcm = lv[b, m, F_PC]
-                                poolLv[nbuf, b, m, PL_PC] = pcm
-                                poolLv[nbuf, b, m, PL_LENL] = lv[b, m, F_LENL]
-                                poolLv[nbuf, b, m, PL_RLEN] = lv[b, m, F_RLEN]
-                                poolLs[nbuf, b, m, 0] = lvs[b, m, 0]
-                                poolLs[nbuf, b, m, 1] = lvs[b, m, 1]
-                                tot += pcm
-                            cuda.atomic.add(shi, S_NB, tot)
-                            nq1 = I32(0)
-                            if not RS:
-                                qs1 = lv[b, 1, F_QS]
-                                nq1 = lv[b, 1, F_QE] - qs1
-                                for i in range(tid, nq1, nt):
-                                    poolQ[nbuf, b, i] = Qstack[b, qs1 + i]
-                            bsync()
-                            if tid == 0:
-                                poolI[nbuf, b, PI_NLEV] = l
-                                poolI[nbuf, b, PI_NQ] = nq1
-                                poolN[nbuf, b] = shi[S_NB]
-                                cuda.atomic.add(pubcnt, stage, 1)
-                                shi[S_LVL] = -1
-                                shi[S_PUB] = 1
-                                if INSTR:
-                                    t = clock64()
-                                    phl[PH_STEAL] += t - t_last
-                                    t_last = t
-                            continue
-                        lenl = lv[b, l, F_LENL]
-                        rl = lv[b, l, F_RLEN]
-                        sumL = lvs[b, l, 0]
-                        sumR = lvs[b, l, 1]
-                        lastmin = lv[b, l, F_LASTMIN]
-                        # ---------- candidate selection (smallest |N(v) & L|) ----------
-                        curmin = I64(INF32)
-                        if ES:
-                            # L is fixed while a level lives, so a key computed once stays
-                            # valid: the scan that made this level left every candidate's
-                            # key in keyTag, tagged with the level's node id; only keys that
-                            # a deeper level overwrote since are counted again (and cached).
-                            nid = I64(lv[b, l, F_NID])
-                            for i in range(tid, pc, nt):
-                                u = Parr[b, i]
-                                tg = keyTag[b, u]
-                                if nid > 0 and (tg >> 32) == nid:
-                                    cuda.atomic.min(shl, 0, (tg & MASK32) * SHIFT + I64(i))
-                                else:
-                                    j = cuda.atomic.add(shi, S_MISS, 1)
-                                    auxA[b, j] = i
-                            bsync()
-                            curmin = shl[0] // SHIFT
-                            nmiss = shi[S_MISS]
-                            if curmin != lastmin:
-                                nbat = (nmiss + nsg - 1) // nsg
-                                for bi in range(nbat):
-                                    row = bi % 2
-                                    jj = bi * nsg + swarp
-                                    i = I32(0)
-                                    v = I32(0)
-                                    if jj < nmiss:
-                                        i = auxA[b, jj]
-                                        v = Parr[b, i]
-                                        count_in_l(offU, adjU, offV, adjV, Larr, posL, b, lenl, v,
-                                                   slane, slot, row, swarp)
-                                    bsync()
-                                    if slane == 0 and jj < nmiss:
-                                        c = I64(slot[row, swarp])
-                                        slot[row, swarp] = 0
-                                        if nid > 0:
-                                            keyTag[b, v] = (nid << 32) | c
-                                        if c <= curmin:
-                                            cuda.atomic.min(shl, 0, c * SHIFT + I64(i))
-                                    bsync()
-                                    curmin = shl[0] // SHIFT
-                                    if curmin == lastmin:
-                                        break
-                        else:
-                            nbat = (pc + nsg - 1) // nsg
-                            for bi in range(nbat):
-                                row = bi % 2
-                                i = bi * nsg + swarp
-                                if i < pc:
-                                    count_in_l(offU, adjU, offV, adjV, Larr, posL, b, lenl,
-                                               Parr[b, i], slane, slot, row, swarp)
-                                bsync()
-                                if slane == 0 and i < pc:
-                                    c = I64(slot[row, swarp])
-                                    slot[row, swarp] = 0
-                                    if c <= curmin:
-                                        cuda.atomic.min(shl, 0, c * SHIFT + I64(i))
-                                bsync()
-                                curmin = shl[0] // SHIFT
-                        best = shl[0]
-                        pos = I32(best & MASK32)
-                        kL = I32(best // SHIFT)
-                        x = Parr[b, pos]
-                        bsync()
-                        if tid == 0:
-                            # pop x: swap it behind the current P
-                            y = Parr[b, pc - 1]
-                            Parr[b, pc - 1] = x
-                            posP[b, x] = pc - 1
-                            Parr[b, pos] = y
-                            posP[b, y] = pos
-                            lv[b, l, F_PC] = pc - 1
-                            lv[b, l, F_LASTMIN] = kL
-                            lv[b, l, F_X] = x
-                            # R' = R + {x}, written here so that the barriers of the L'
-                            # construction publish it (one barrier less per node)
-                            Rarr[b, rl] = x
-                            posR[b, x] = rl
-                        pc = pc - 1
-                        if INSTR and tid == 0:
-                            t = clock64()
-                            phl[PH_SEL] += t - t_last
-                            t_last = t
-                    # ================= process node (level l, vertex x) =================
-                    # ---------- L' construction ----------
-                    dx0 = offU[x]
-                    dx = I32(offU[x + 1] - dx0)
-                    my_nodes += 1
-                    if l == 0 and ctx == 0:
-                        s = ZERO64
-                        for i in range(tid, dx, nt):
-                            w = adjU[dx0 + i]
-                            Larr[b, i] = w
-                            posL[b, w] = i
-                            s += elem_v(w, cand_left)
-                        cuda.atomic.add(shu, 0, s)
-                        kL = dx
-                        bsync()
-                    else:
-                        s = ZERO64
-                        c = I32(0)
-                        if dx <= BSF * lenl:
-                            for i in range(tid, dx, nt):
-                                w = adjU[dx0 + i]
-                                if in_set(Larr, posL, b, w, lenl):
-                                    markL[b, w] = 1
-                                    s += elem_v(w, cand_left)
-                                    c += 1
-                        else:
-                            for i in range(tid, lenl, nt):
-                                w = Larr[b, i]
-                                if bsearch(adjV, offV[w], offV[w + 1], x):
-                                    markL[b, w] = 1
-                                    s += elem_v(w, cand_left)
-                                    c += 1
-                        cuda.atomic.add(shu, 0, s)
-                        cuda.atomic.add(shi, S_KL, I32(c))
-                        bsync()
-                        kL = shi[S_KL]
-                        for i in range(tid, lenl, nt):
-                            mk = markL[b, Larr[b, i]]
-                            if i >= kL:
-                                if mk != 0:
-                                    j = cuda.atomic.add(shi, S_NB, 1)
-                                    auxC[b, j] = i
-                            elif mk == 0:
-                                j = cuda.atomic.add(shi, S_NA, 1)
-                                auxD[b, j] = i
-                        bsync()
-                        swap_positions(Larr, posL, b, auxD, auxC, shi[S_NB], tid, nt)
-                        bsync()
-                        for i in range(tid, kL, nt):
-                            markL[b, Larr[b, i]] = 0
-                    r1 = rl + 1  # R' = Rarr[0:r1], x written at the pop
-                    sumLp = shu[0]
-                    if INSTR and tid == 0:
-                        t = clock64()
-                        phl[PH_LPRIME] += t - t_last
-                        t_last = t
-                    # ---------- maximality checking / counting ----------
-                    qbase = I32(0)
-                    qs = I32(0)
-                    nq = I32(0)
-                    if l >= 1:
-                        qbase = lv[b, l, F_QE] if not RS else I32(0)
-                    if RS:
-                        # reverse scanning: a group per vertex of L', lanes over its neighbours;
-                        # a vertex outside P and R reaching |L'| proves non-maximality: stop early
-                        for i in range(warp, kL, ngr):
-                            if cuda.atomic.max(shi, S_NONMAX, 0) != 0:
-                                break
-                            v = Larr[b, i]
-                            for e in range(offV[v] + lane, offV[v + 1], G):
-                                u = adjV[e]
-                                if not in_set(Rarr, posR, b, u, r1):
-                                    old = cuda.atomic.add(cnt, (b, u), 1)
-                                    if old == 0:
-                                        j = cuda.atomic.add(shi, S_NT, 1)
-                                        touched[b, j] = u
-                                    if old + 1 == kL:
-                                        if l == 0:
-                                            if ctx == 0:
-                                                inp0 = gpos[u] < lim
-                                            else:
-                                                inp0 = in_pool(poolP, poolPos, buf, vic, u, lim)
-                                        else:
-                                            inp0 = in_set(Parr, posP, b, u, pc)
-                                        if not inp0:
-                                            shi[S_NONMAX] = 1
-                        bsync()
-                    else:
-                        # scan Q directly: the list depends on where we are
-                        if l == 0:
-                            if ctx == 0:
-                                nq = nG - (lim + 1)
-                            else:
-                                nq = nq0 + (tot0 - (lim + 1))
-                        else:
-                            qs = lv[b, l, F_QS]
-                            nq = qbase - qs
-                        for i in range(warp, nq, ngr):
-                            if l == 0:
-                                if ctx == 0:
-                                    q = gP[lim + 1 + i]
-                                elif i < nq0:
-                                    q = poolQ[buf, vic, i]
-                                else:
-                                    q = poolP[buf, vic, lim + 1 + i - nq0]
-                            else:
-                                q = Qstack[b, qs + i]
-                            for e in range(offU[q] + lane, offU[q + 1], G):
-                                if in_set(Larr, posL, b, adjU[e], kL):
-                                    cuda.atomic.add(cnt, (b, q), 1)
-                        bsync()
-                        for i in range(tid, nq, nt):
-                            if l == 0:
-                                if ctx == 0:
-                                    q = gP[lim + 1 + i]
-                                elif i < nq0:
-                                    q = poolQ[buf, vic, i]
-                                else:
-                                    q = poolP[buf, vic, lim + 1 + i - nq0]
-                            else:
-                                q = Qstack[b, qs + i]
-                            c = cnt[b, q]
-                            if c > 0:
-                                cnt[b, q] = 0
-                                if c == kL:
-                                    shi[S_NONMAX] = 1
-                                else:
-                                    j = cuda.atomic.add(shi, S_NQ, 1)
-                                    if qbase + j < qcap:
-                                        Qstack[b, qbase + j] = q
-                                    else:
-                                        err[0] = ERR_QCAP
-                        bsync()
-                        if shi[S_NONMAX] == 0:
-                            if INSTR and tid == 0:
-                                t = clock64()
-                                phl[PH_CHECK] += t - t_last
-                                t_last = t
-                            # scan P directly
-                            if l == 0:
-                                np_ = lim
-                            else:
-                                np_ = pc
-                            for i in range(warp, np_, ngr):
-                                if l == 0:
-                                    if ctx == 0:
-                                        u = gP[i]
-                                    else:
-                                        u = poolP[buf, vic, i]
-                                else:
-                                    u = Parr[b, i]
-                                for e in range(offU[u] + lane, offU[u + 1], G):
-                                    if in_set(Larr, posL, b, adjU[e], kL):
-                                        cuda.atomic.add(cnt, (b, u), 1)
-                            bsync()
-                            for i in range(tid, np_, nt):
-                                if l == 0:
-                                    if ctx == 0:
-                                        u = gP[i]
-                                    else:
-                                        u = poolP[buf, vic, i]
-                                else:
-                                    u = Parr[b, i]
-                                if cnt[b, u] > 0:
-                                    j = cuda.atomic.add(shi, S_NT, 1)
-                                    touched[b, j] = u
-                            bsync()
-                    # ---------- classification ----------
-                    nT = shi[S_NT]
-                    ncl = nT
-                    if RS and shi[S_NONMAX] != 0:
-                        ncl = 0  # already known non-maximal: only the counters need resetting
-                    for j in range(tid, ncl, nt):
-                        u = touched[b, j]
-                        c = cnt[b, u]
-                        if l == 0:
-                            if ctx == 0:
-                                inp = gpos[u] < lim
-                            else:
-                                inp = in_pool(poolP, poolPos, buf, vic, u, lim)
-                        else:
-                            inp = in_set(Parr, posP, b, u, pc)
-                        if inp:
-                            if c == kL:
-                                k2 = cuda.atomic.add(shi, S_NFULL, 1)
-                                auxA[b, k2] = u
-                            else:
-                                k2 = cuda.atomic.add(shi, S_NPART, 1)
-                                auxB[b, k2] = u
-                        elif c == kL:
-                            shi[S_NONMAX] = 1
-                    bsync()
-                    nonmax = shi[S_NONMAX]
-                    if INSTR and tid == 0:
-                        t = clock64()
-                        if RS or nonmax != 0:
-                            phl[PH_CHECK] += t - t_last
-                        else:
-                            phl[PH_EXPAND] += t - t_last
-                        t_last = t
-                    pushed = False
-                    if nonmax == 0:
-                        # ---------- maximal expansion ----------
-                        nF = shi[S_NFULL]
-                        nP = shi[S_NPART]
-                        s = ZERO64
-                        for j in range(tid, nF, nt):
-                            u = auxA[b, j]
-                            Rarr[b, r1 + j] = u
-                            posR[b, u] = r1 + j
-                            s += elem_u(u, cand_left)
-                        cuda.atomic.add(shu, 1, s)
-                        if ES and my_nodes <= NID_MAX:
-                            # the counts are the child level's selection keys: keep them
-                            tagc = my_nodes << 32
-                            for j in range(tid, nP, nt):
-                                u = auxB[b, j]
-                                keyTag[b, u] = tagc | I64(cnt[b, u])
-                        if l == 0:
-                            for j in range(tid, nP, nt):
-                                u = auxB[b, j]
-                                Parr[b, j] = u
-                                posP[b, u] = j
-                        else:
-                            # partition Parr[0:pc] so that P' = Parr[0:nP]
-                            for j in range(tid, nP, nt):
-                                u = auxB[b, j]
-                                p = posP[b, u]
-                                if p >= nP:
-                                    k2 = cuda.atomic.add(shi, S_NB2, 1)
-                                    auxC[b, k2] = p
-                            for i in range(tid, nP, nt):
-                                c = cnt[b, Parr[b, i]]
-                                if c == 0 or c == kL:
-                                    k2 = cuda.atomic.add(shi, S_NA2, 1)
-                                    auxD[b, k2] = i
-                            bsync()
-                            swap_positions(Parr, posP, b, auxD, auxC, shi[S_NB2], tid, nt)
-                        bsync()
-                        if tid == 0:
-                            sumRp = sumR + elem_u(x, cand_left) + shu[1]
-                            my_count += 1
-                            my_fp += combine_sides(sumRp, sumLp, cand_left)
-                            if nP > 0:
-                                l1 = l + 1
-                                lv[b, l1, F_LENL] = kL
-                                lv[b, l1, F_PC] = nP
-                                lv[b, l1, F_RLEN] = r1 + nF
-                                lv[b, l1, F_LASTMIN] = 1
-                                lv[b, l1, F_NID] = I32(my_nodes) if my_nodes <= NID_MAX else I32(0)
-                                lvs[b, l1, 0] = sumLp
-                                lvs[b, l1, 1] = sumRp
-                                if not RS:
-                                    lv[b, l1, F_QS] = qbase
-                                    lv[b, l1, F_QE] = min(qbase + shi[S_NQ], qcap)
-                                shi[S_LVL] = l1
-                        pushed = nP > 0
-                    if tid == 0 and (not RS) and (not pushed) and l >= 1:
-                        qe = lv[b, l, F_QE]
-                        if qe < qcap:
-                            Qstack[b, qe] = x
-                            lv[b, l, F_QE] = qe + 1
-                        else:
-                            err[0] = ERR_QCAP
-                    for j in range(tid, nT, nt):
-                        cnt[b, touched[b, j]] = 0
-                    if INSTR and tid == 0:
-                        t = clock64()
-                        if nonmax == 0:
-                            phl[PH_EXPAND] += t - t_last
-                        else:
-                            phl[PH_CHECK] += t - t_last
-                        t_last = t
-            bsync()
-        if tid == 0:
-            cuda.atomic.add(res_count, 0, my_count)
-            cuda.atomic.add(res_fp, 0, my_fp)
-            cuda.atomic.add(res_count, 1, my_nodes)
+        if lane == 0:
+            cuda.atomic.add(res, 0, acc[0])
+            cuda.atomic.add(res_fp, 0, accf[0])
+            cuda.atomic.add(res, 1, acc[1])
+            cuda.atomic.add(res, 2, acc[2])
             if INSTR:
                 t = clock64()
-                phl[PH_OTHER] += t - t_last
-                total = t - t_start
+                wk = b * NW + warp
                 for i in range(NPH):
-                    ph_out[b, i] = phl[i]
-                ph_out[b, NPH] = total
-                tasks_out[b] = my_tasks
+                    ph_out[wk, i] = phl[i]
+                ph_out[wk, NPH] = t - t_start
+                tasks_out[wk] = acc[2]
 
     kern = cuda.jit(**jit_kw)(kernel)
     _CACHE[key] = kern
     return kern
+
+
+KERNEL_ARGS = ("offU", "adjU", "offV", "adjV", "orig", "tasks", "prm", "arena", "arena64", "ctl",
+               "pool_hdr", "pool_base", "pool_n", "pool_list", "res", "res_fp", "err", "ph_out",
+               "tasks_out")

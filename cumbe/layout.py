@@ -1,0 +1,183 @@
+"""Where a task's data lives in its worker's arena, and how much arena a task needs.
+
+Written once, compiled twice: the host (``numba.njit``) sizes the arenas and
+decides which tasks need a whole thread block's arena, and the kernel
+(``cuda.jit(device=True)``) places the same arrays at the same offsets.  See
+:func:`compile_with`.
+
+A first-level task is the subproblem of one candidate vertex ``v`` (paper
+§III-C, restricted as in ParMBE): ``L = N(v)`` with local ids ``0..d-1``
+(positions in v's sorted neighbour list) and one *slot* per vertex ``u`` of the
+2-hop neighbourhood that can still join a biclique (higher rank than v; every
+other 2-hop vertex as well in the noRS variant, whose Q is explicit).  A slot
+owns its list ``N(u) ∩ N(v)`` in local ids.  Everything is bounded by the
+task's wedge count ``W`` (2-hop paths leaving v towards slots), never by
+|U| or |V|:
+
+    persistent   SG SO SL KEY TAG   n_b words each  (slot: global id, list offset,
+                                                      root list length, cached key, key tag)
+                 LST                t_b words       (the slots' lists)
+    build        HK HC              cap_h each      (open-addressing hash: global id -> count/slot)
+                 PRE ST             d + 1, d        (wedge prefix sums, list starts)
+    search       PARR AUX AUX2      n_b each        (candidate order, counts, compaction)
+                 DL                 d               (deepest level whose L holds a local id)
+                 LV                 depth_b * NF    (level table, 64-bit sums inside)
+                 Q                  qcap            (noRS: explicit Q stack)
+
+The build and search parts overlap: the hash is dead once the lists exist.
+"""
+
+from __future__ import annotations
+
+import types
+
+import numba
+import numpy as np
+
+# per-level fields of the level table (int32 words; F_SUM is a 64-bit word pair)
+F_PC, F_KL, F_LSLOT, F_LASTMIN, F_NID, F_NX, F_X, F_FORCED, F_QS, F_QE, F_SUM = range(11)
+NF = 12  # even, so that every level's F_SUM pair is 8-byte aligned
+
+# task bounds (index into task_bound)
+B_NB, B_TB, B_DEPTH, B_CAPH, B_QCAP = range(5)
+NBOUNDS = 5
+
+# arena fields (index into field_offset); K_END is the task's arena need
+(K_SG, K_SO, K_SL, K_KEY, K_TAG, K_LST, K_HK, K_HC, K_PRE, K_ST,
+ K_PARR, K_AUX, K_AUX2, K_DL, K_LV, K_Q, K_END) = range(17)
+NFIELDS = 17
+FIELD_NAMES = ("SG", "SO", "SL", "KEY", "TAG", "LST", "HK", "HC", "PRE", "ST",
+               "PARR", "AUX", "AUX2", "DL", "LV", "Q", "END")
+
+QCAP_FACTOR = 4  # noRS: Q stack words per slot (overflow is an error, never a count)
+
+
+def next_pow2(x):
+    p = 16
+    while p < x:
+        p *= 2
+    return p
+
+
+def task_bound(k, d, w, n_higher, rs):
+    """Bound ``k`` of a task with ``d`` neighbours and ``w`` wedges; ``n_higher``
+    bounds the slot count from the vertex side (vertices of higher rank)."""
+    nb = w
+    if rs and n_higher < nb:
+        nb = n_higher
+    if k == B_NB:
+        return nb
+    if k == B_TB:
+        return w
+    if k == B_DEPTH:
+        # L strictly shrinks and P strictly shrinks along a path
+        m = d
+        if nb < m:
+            m = nb
+        return m + 2
+    if k == B_CAPH:
+        return next_pow2(2 * nb)  # load factor <= 1/2: probing stays short
+    if k == B_QCAP:
+        if rs:
+            return 0
+        return QCAP_FACTOR * nb + 64
+    return 0
+
+
+def _even(x):
+    return x + (x & 1)
+
+
+def field_offset(k, d, nb, tb, depth, caph, qcap):
+    """Offset (int32 words from the arena start) of field ``k``; ``K_END`` is the need."""
+    o_sg = 0
+    o_lst = 5 * nb
+    o_re = _even(o_lst + tb)
+    if k <= K_TAG:
+        return o_sg + k * nb
+    if k == K_LST:
+        return o_lst
+    # build view
+    o_hk = o_re
+    o_hc = o_hk + caph
+    o_pre = o_hc + caph
+    o_st = o_pre + d + 1
+    build_end = o_st + d
+    if k == K_HK:
+        return o_hk
+    if k == K_HC:
+        return o_hc
+    if k == K_PRE:
+        return o_pre
+    if k == K_ST:
+        return o_st
+    # search view
+    o_parr = o_re
+    o_aux = o_parr + nb
+    o_aux2 = o_aux + nb
+    o_dl = o_aux2 + nb
+    o_lv = _even(o_dl + d)
+    o_q = o_lv + depth * NF
+    search_end = o_q + qcap
+    if k == K_PARR:
+        return o_parr
+    if k == K_AUX:
+        return o_aux
+    if k == K_AUX2:
+        return o_aux2
+    if k == K_DL:
+        return o_dl
+    if k == K_LV:
+        return o_lv
+    if k == K_Q:
+        return o_q
+    end = build_end
+    if search_end > end:
+        end = search_end
+    return _even(end)
+
+
+def task_need(d, w, n_higher, rs):
+    """Arena words the task needs (what the kernel will lay out)."""
+    nb = task_bound(B_NB, d, w, n_higher, rs)
+    return field_offset(K_END, d, nb, task_bound(B_TB, d, w, n_higher, rs),
+                        task_bound(B_DEPTH, d, w, n_higher, rs),
+                        task_bound(B_CAPH, d, w, n_higher, rs),
+                        task_bound(B_QCAP, d, w, n_higher, rs))
+
+
+_FUNCS = ("next_pow2", "task_bound", "_even", "field_offset", "task_need")
+
+
+def compile_with(jit) -> types.SimpleNamespace:
+    """The layout functions compiled with ``jit`` (they call each other's compiled
+    versions), so host and device place the same arrays at the same offsets."""
+    scope = dict(globals())
+    out = {}
+    for name in _FUNCS:
+        fn = types.FunctionType(globals()[name].__code__, scope, name)
+        out[name] = scope[name] = jit(fn)
+    return types.SimpleNamespace(**out)
+
+
+host = compile_with(numba.njit(cache=False))
+_task_need_host = host.task_need
+
+
+def field_table(d, nb, tb, depth, caph, qcap) -> dict:
+    """Every field's offset, by name (tests and error messages)."""
+    return {n: int(field_offset(i, d, nb, tb, depth, caph, qcap)) for i, n in enumerate(FIELD_NAMES)}
+
+
+def needs(deg: np.ndarray, wedges: np.ndarray, n_higher: np.ndarray, rs: bool) -> np.ndarray:
+    """Arena words per task (vectorised over tasks)."""
+    return _needs(np.asarray(deg, np.int64), np.asarray(wedges, np.int64),
+                  np.asarray(n_higher, np.int64), bool(rs))
+
+
+@numba.njit(cache=False)
+def _needs(deg, wedges, n_higher, rs):
+    out = np.empty(deg.shape[0], np.int64)
+    for i in range(deg.shape[0]):
+        out[i] = _task_need_host(deg[i], wedges[i], n_higher[i], rs)
+    return out
