@@ -13,9 +13,13 @@ def main(argv=None) -> int:
     r = sub.add_parser("run", help="enumerate the maximal bicliques of a CSR graph on the GPU")
     r.add_argument("graph")
     r.add_argument("--variant", default="cuMBE", choices=["cuMBE", "noRS", "noES", "noWS"])
-    r.add_argument("--k", type=int, default=2)
-    r.add_argument("--blocks", type=int, default=0, help="0 = max cooperative grid")
-    r.add_argument("--threads", type=int, default=512)
+    r.add_argument("--k", type=int, default=24, help="work-stealing stages")
+    r.add_argument("--blocks", type=int, default=0,
+                   help="0 = the largest cooperative grid that fits the memory")
+    r.add_argument("--threads", type=int, default=128, help="CUDA threads per block")
+    r.add_argument("--device-memory-gib", type=float, default=None,
+                   help="use at most this much device memory (default: $CUMBE_DEVICE_MEMORY_GIB,"
+                        " else all that is free)")
     r.add_argument("--side", default="auto", choices=["auto", "smaller", "left", "right"])
     r.add_argument("--instrument", action="store_true")
     r.add_argument("--json", dest="json_out")
@@ -30,7 +34,7 @@ def main(argv=None) -> int:
     g = read_csr(a.graph)
     try:
         res = run(g, variant=a.variant, k=a.k, blocks=a.blocks, threads=a.threads,
-                  side=a.side, instrument=a.instrument)
+                  side=a.side, instrument=a.instrument, device_memory_gib=a.device_memory_gib)
     except EngineSkipped as e:
         print(f"skipped: {e}", file=sys.stderr)
         return 2

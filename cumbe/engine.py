@@ -117,7 +117,6 @@ def run(
     if sim:
         max_blocks = 1
         dev_name = "simulator"
-        free, total = 2**40, 2**40
     else:
         dev = cuda.get_current_device()
         dev_name = dev.name.decode() if isinstance(dev.name, bytes) else str(dev.name)
@@ -129,7 +128,9 @@ def run(
         if max_blocks < 1:
             raise L.LaunchError(f"{label}: cuMBE kernel cannot run {threads} threads per block "
                                 f"on {dev_name}")
-        free, total = L.device_memory(cuda)
+    free, total = L.device_memory(cuda)
+    if not np.isfinite(float(free)):  # the simulator has no memory limit
+        free = total = 2**40
     blocks_req = int(blocks)
     nb_max = L.grid_blocks(blocks_req, max_blocks, threads, dev_name)
     base = B.Plan(prep.n_u, prep.n_v, int(prep.adjU.size), int(prep.tasks.size), k, nb_max, warps,
@@ -149,9 +150,12 @@ def run(
         try:
             choice = GR.choose(needs, base, nb_max, budget)
         except GR.DoesNotFit as e:
-            raise L.DeviceMemoryError(
-                f"{label}: cuMBE cannot fit one block in device memory ({_gib(budget)} GiB usable"
-                f"{'' if cap is None else f' under a cap of {_gib(cap)} GiB'}): {e}") from None
+            avail = free if cap is None else min(free, cap)
+            # the margin the planner keeps free counts as used: report what one block needs
+            L.check_memory(e.need + (free - budget if cap is None else avail - budget), avail,
+                           total, label, str(e) + ("" if cap is None else
+                                                   f", under a cap of {_gib(cap)} GiB"))
+            raise  # check_memory raised; kept for safety
     plan = choice.plan
     L.check_memory(choice.bytes, free if cap is None else min(free, cap), total, label,
                    f"{plan.blocks} blocks x {warps} warps, {plan.arena_words} arena words a warp")

@@ -36,7 +36,11 @@ class GridChoice:
 
 
 class DoesNotFit(MemoryError):
-    pass
+    """Not even one block holds the largest task; ``need`` is what one block takes."""
+
+    def __init__(self, msg: str, need: int):
+        super().__init__(msg)
+        self.need = need
 
 
 def budget(free_bytes: int, cap_bytes: int | None) -> int:
@@ -77,9 +81,9 @@ def choose(needs: np.ndarray, base: B.Plan, max_blocks: int, budget_bytes: int) 
         over = B.nbytes(replace(base, blocks=nb, arena_words=aw)) - budget_bytes
         nb -= max(1, -(-over // max(per_block, 1)))
     if nb < 1:
-        raise DoesNotFit(
-            f"the largest task needs {maxneed} arena words ({4 * maxneed / 2**20:.1f} MiB), "
-            f"twice over for one block of {warps} warps; budget {budget_bytes} bytes")
+        need = B.nbytes(replace(base, blocks=1, arena_words=aw))
+        raise DoesNotFit(f"one block of {warps} warps (the largest task needs {maxneed} arena "
+                         f"words, twice over)", need)
     plan = replace(base, blocks=nb, arena_words=aw)
     nblock = int(np.count_nonzero(needs > aw))
     return GridChoice(plan, nblock,

@@ -204,6 +204,7 @@ def build(rs=True, es=True, ws=True, instr=False, threads=128, cache=True):
     if THREADS % WARP or not WARP <= THREADS <= MAX_THREADS:
         raise ValueError(f"threads must be a multiple of {WARP} in {WARP}..{MAX_THREADS}")
     NW = THREADS // WARP
+    NG = NW + 1  # shared-memory slot sets: one per warp, one for the block
     I32 = np.int32
     I64 = np.int64
     U64 = np.uint64
@@ -1191,9 +1192,9 @@ def build(rs=True, es=True, ws=True, instr=False, threads=128, cache=True):
         tid = cuda.threadIdx.x
         warp = tid // WARP
         lane = tid % WARP
-        sh = cuda.shared.array((NW + 1, NS), dtype=np.int32)
-        sh64 = cuda.shared.array((NW + 1, NS64), dtype=np.int64)
-        shu = cuda.shared.array((NW + 1, NSU), dtype=np.uint64)
+        sh = cuda.shared.array((NG, NS), dtype=np.int32)
+        sh64 = cuda.shared.array((NG, NS64), dtype=np.int64)
+        shu = cuda.shared.array((NG, NSU), dtype=np.uint64)
         phl = cuda.local.array(NPH, dtype=np.int64)
         acc = cuda.local.array(3, dtype=np.int64)  # bicliques, nodes, tasks
         accf = cuda.local.array(1, dtype=np.uint64)
@@ -1202,7 +1203,7 @@ def build(rs=True, es=True, ws=True, instr=False, threads=128, cache=True):
         for i in range(3):
             acc[i] = 0
         accf[0] = ZERO64
-        for i in range(tid, (NW + 1) * NS, THREADS):
+        for i in range(tid, NG * NS, THREADS):
             sh[i // NS, i % NS] = 0
         kst = prm[P_K]
         aw = prm[P_AW]

@@ -15,7 +15,7 @@ from numba.cuda.simulator.cudadrv import devices
 import cumbe.engine
 import cumbe.kernel
 
-SMALL = dict(threads=32, group=8, sel_group=4)  # the simulator runs one Python thread per lane
+SMALL = dict(threads=32)  # the simulator runs one Python thread per lane
 launches = {"n": 0}
 
 

@@ -28,30 +28,25 @@ def _run(args, env_extra=None, timeout=300):
 
 
 @pytest.mark.cudasim
-@pytest.mark.parametrize(
-    "examples,max_side,bsf",
-    [
-        (24, 7, "4"),  # every variant, instrumented or not, k 1..3, forced stealing, all sides
-        (10, 8, "0"),  # force the binary-search counting paths
-    ],
-)
-def test_simulator_matches_oracle(examples, max_side, bsf):
-    p = _run(["-m", "cumbe.selfcheck", "--simulator", "--examples", str(examples),
-              "--max-side", str(max_side)], {"CUMBE_BSF": bsf})
+def test_simulator_matches_oracle():
+    # every variant; k, stealing test modes, sides, instrumentation cycled; every other
+    # run with warp arenas too small for the largest task, so that it runs block-wide;
+    # two warps per block, so that warps steal from each other
+    p = _run(["-m", "cumbe.selfcheck", "--simulator", "--examples", "24", "--max-side", "7"])
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
     out = json.loads(p.stdout.strip().splitlines()[-1])
-    assert out["ok"] and out["examples"] == examples and out["runs"] == 4 * examples
+    assert out["ok"] and out["examples"] == 24 and out["runs"] == 4 * 24
+    assert out["block_wide_runs"] >= 24
 
 
 @pytest.mark.cudasim
-def test_simulator_deep_publishing_matches_oracle():
-    # dense graphs, stop raised after every fetch, work published only from level >= 2:
-    # thieves take candidates of deep levels with those levels' L and R prefixes
-    p = _run(["-m", "cumbe.selfcheck", "--simulator", "--examples", "0", "--dense", "4",
-              "--max-side", "8"])
+def test_simulator_deep_trees_match_oracle():
+    # dense graphs: deep search trees, published and stolen from deep levels
+    p = _run(["-m", "cumbe.selfcheck", "--simulator", "--examples", "0", "--dense", "5",
+              "--max-side", "9"])
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
     out = json.loads(p.stdout.strip().splitlines()[-1])
-    assert out["ok"] and out["examples"] == 4 and out["runs"] == 16
+    assert out["ok"] and out["examples"] == 5 and out["runs"] == 20
 
 
 def test_no_gpu_no_simulator_skips():
@@ -92,7 +87,7 @@ def test_cli_in_simulator(tmp_path):
 
 
 def test_instrumented_phases_cover_every_block_for_the_whole_kernel():
-    """Per-phase times add up to blocks x kernel time: idle blocks count as 'other'."""
+    """Per-phase times add up to workers (warps) x kernel time: idle ones count as 'other'."""
     import json as _json
     import os as _os
     import subprocess as _sp
@@ -105,12 +100,14 @@ def test_instrumented_phases_cover_every_block_for_the_whole_kernel():
         "g = csr.from_edges([0,0,1,1,2,3,3,4],[0,1,1,2,2,0,3,3])\n"
         "out = {}\n"
         "for v in ('cuMBE', 'noWS'):\n"
-        "    r = run(g, variant=v, threads=32, instrument=True)\n"
-        "    out[v] = [sum(r.stats['phases_s'].values()), r.stats['blocks'], r.algo_seconds]\n"
+        "    r = run(g, variant=v, threads=64, instrument=True)\n"
+        "    out[v] = [sum(r.stats['phases_s'].values()), len(r.stats['worker_busy_s']),\n"
+        "              r.algo_seconds]\n"
         "print(json.dumps(out))\n"
     )
     res = _sp.run([_sys.executable, "-c", code], capture_output=True, text=True, timeout=600,
                   env={**_os.environ, "NUMBA_ENABLE_CUDASIM": "1"})
     assert res.returncode == 0, res.stderr[-2000:]
-    for variant, (total, blocks, kernel_s) in _json.loads(res.stdout.splitlines()[-1]).items():
-        assert total >= blocks * kernel_s * (1 - 1e-9), variant
+    for variant, (total, workers, kernel_s) in _json.loads(res.stdout.splitlines()[-1]).items():
+        assert workers == 2, variant
+        assert total >= workers * kernel_s * (1 - 1e-9), variant

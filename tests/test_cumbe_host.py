@@ -1,0 +1,164 @@
+"""cuMBE's host side without a GPU: preparation, arena layout, buffer spec, grid planner."""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from cumbe import buffers as B
+from cumbe import grid as GR
+from cumbe import layout
+from cumbe.prepare import prepare
+from mbebench.csr import from_edges
+
+
+def random_graph(rng, nl, nr, p):
+    adj = rng.random((nl, nr)) < p
+    left, right = np.nonzero(adj)
+    return from_edges(left, right, nl, nr)
+
+
+# ---------------------------------------------------------------- preparation
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("rs", [True, False])
+def test_prepare_renumbers_by_rank_and_counts_wedges(seed, rs):
+    rng = np.random.default_rng(seed)
+    g = random_graph(rng, int(rng.integers(2, 30)), int(rng.integers(2, 30)), rng.uniform(0.05, 0.5))
+    p = prepare(g, "auto", rs)
+    cand = (g.left_offsets, g.left_indices) if p.cand_left else (g.right_offsets, g.right_indices)
+    deg = np.diff(cand[0])
+    # rank order: (degree, id), and each renumbered row is the original one
+    assert list(p.orig) == sorted(range(deg.size), key=lambda u: (deg[u], u))
+    for r, u in enumerate(p.orig):
+        assert list(p.adjU[p.offU[r]:p.offU[r + 1]]) == list(cand[1][cand[0][u]:cand[0][u + 1]])
+    # other-side lists hold ranks, sorted
+    for y in range(p.n_v):
+        row = p.adjV[p.offV[y]:p.offV[y + 1]]
+        assert list(row) == sorted(row)
+        assert {int(p.orig[r]) for r in row} == {
+            u for u in range(deg.size) if y in cand[1][cand[0][u]:cand[0][u + 1]]}
+    # wedges per task, by brute force
+    nbr = [set(p.adjU[p.offU[r]:p.offU[r + 1]].tolist()) for r in range(p.n_u)]
+    for t, r in enumerate(p.tasks):
+        exp = sum(1 for y in nbr[r] for u in p.adjV[p.offV[y]:p.offV[y + 1]] if (u > r or not rs))
+        assert p.task_wedges[t] == exp
+        assert p.task_deg[t] == len(nbr[r])
+
+
+def test_twins_start_no_task():
+    # left 0, 1, 2 share {0, 1}; left 3 has {1, 2}: only the lowest-ranked twin starts
+    g = from_edges([0, 0, 1, 1, 2, 2, 3, 3], [0, 1, 0, 1, 0, 1, 1, 2], 4, 3)
+    p = prepare(g, "left")
+    assert p.n_twins == 2
+    assert sorted(int(p.orig[r]) for r in p.tasks) == [0, 3]
+
+
+def test_tasks_come_largest_first():
+    rng = np.random.default_rng(3)
+    p = prepare(random_graph(rng, 40, 30, 0.2))
+    work = p.task_wedges + p.task_deg
+    assert list(work) == sorted(work, reverse=True)
+
+
+# ---------------------------------------------------------------- arena layout
+
+
+@pytest.mark.parametrize("rs", [True, False])
+@pytest.mark.parametrize("d,w,nhi", [(1, 0, 5), (3, 10, 2), (50, 400, 1000), (7, 3, 0)])
+def test_layout_fields_do_not_overlap_and_fit_the_need(rs, d, w, nhi):
+    b = [layout.host.task_bound(k, d, w, nhi, rs) for k in range(layout.NBOUNDS)]
+    nb, tb, depth, caph, qcap = b
+    off = layout.field_table(d, nb, tb, depth, caph, qcap)
+    sizes = {"SG": nb, "SO": nb, "SL": nb, "KEY": nb, "TAG": nb, "LST": tb, "HK": caph,
+             "HC": caph, "PRE": d + 1, "ST": d, "PARR": nb, "AUX": nb, "AUX2": nb, "DL": d,
+             "LV": depth * layout.NF, "Q": qcap}
+    need = off["END"]
+    assert need == layout.host.task_need(d, w, nhi, rs) == layout.needs([d], [w], [nhi], rs)[0]
+    assert need % 2 == 0 and off["LV"] % 2 == 0  # 64-bit level sums stay aligned
+    persistent = ["SG", "SO", "SL", "KEY", "TAG", "LST"]
+    for view in (["HK", "HC", "PRE", "ST"], ["PARR", "AUX", "AUX2", "DL", "LV", "Q"]):
+        spans = sorted((off[n], off[n] + sizes[n]) for n in persistent + view if sizes[n])
+        for (a0, a1), (b0, b1) in zip(spans, spans[1:]):
+            assert a1 <= b0
+        assert spans[-1][1] <= need
+    assert caph >= 2 * nb and caph & (caph - 1) == 0
+    assert depth >= min(d, nb) + 2
+
+
+# ---------------------------------------------------------------- buffer spec
+
+
+def test_kernel_arguments_are_the_buffer_spec():
+    from cumbe import kernel as K
+
+    for variant in [dict(), dict(rs=False), dict(es=False, instr=True)]:
+        kern = K.build(threads=64, cache=False, **variant)  # compiled lazily: no GPU needed
+        names = tuple(inspect.signature(kern.py_func).parameters)
+        assert names == B.NAMES == K.KERNEL_ARGS
+
+
+def test_nbytes_is_the_sum_of_the_allocations():
+    class cuda:  # host arrays stand in for device ones
+        to_device = staticmethod(np.array)
+        device_array = staticmethod(lambda shape, dtype: np.empty(shape, dtype))
+
+    plan = B.Plan(n_u=10, n_v=7, n_edges=23, n_tasks=9, k=5, blocks=3, warps=2, arena_words=40)
+    host = {"offU": np.zeros(11, np.int64), "adjU": np.zeros(23, np.int32),
+            "offV": np.zeros(8, np.int64), "adjV": np.zeros(23, np.int32),
+            "orig": np.zeros(10, np.int32), "tasks": np.zeros(9, np.int32),
+            "prm": np.zeros(9, np.int64)}
+    arrays = B.allocate(plan, host, cuda)
+    assert set(arrays) == set(B.NAMES)
+    total = sum(a.nbytes for n, a in arrays.items() if n != "arena64")
+    assert total == B.nbytes(plan)
+    assert arrays["arena64"].nbytes == arrays["arena"].nbytes
+    grow = B.nbytes(replace(plan, arena_words=41)) - B.nbytes(plan)
+    assert grow == B.bytes_per_arena_word(plan)
+
+
+# ---------------------------------------------------------------- grid planner
+
+
+BASE = B.Plan(n_u=1000, n_v=800, n_edges=5000, n_tasks=900, k=24, blocks=1, warps=4, arena_words=2)
+
+
+def test_grid_all_tasks_fit_warps():
+    needs = np.array([100, 40, 8])
+    c = GR.choose(needs, BASE, 100, 10**9)
+    assert c.plan.blocks == 100 and c.plan.arena_words == 100 and c.block_tasks == 0
+    assert c.reason == "" and c.bytes == B.nbytes(c.plan) <= 10**9
+
+
+def test_grid_big_tasks_run_block_wide():
+    needs = np.array([10_000, 3_000, 500, 10])
+    budget = B.nbytes(replace(BASE, blocks=100, arena_words=3_000))
+    c = GR.choose(needs, BASE, 100, budget)
+    assert c.plan.blocks == 100
+    assert 2_500 <= c.plan.arena_words <= 3_000 and c.bytes <= budget
+    assert c.block_tasks == int((needs > c.plan.arena_words).sum()) >= 1
+    assert c.plan.arena_words * c.plan.warps >= needs.max()
+    assert "block-wide" in c.reason
+
+
+def test_grid_shrinks_when_a_block_cannot_hold_the_largest_task():
+    needs = np.array([400_000, 10])
+    budget = B.nbytes(replace(BASE, blocks=7, arena_words=100_000))
+    c = GR.choose(needs, BASE, 100, budget)
+    assert 1 <= c.plan.blocks <= 7 and c.plan.arena_words * 4 >= 400_000
+    assert c.bytes <= budget and "device memory" in c.reason
+    assert c.block_tasks == 1
+
+
+def test_grid_refuses_when_one_block_cannot_fit():
+    with pytest.raises(GR.DoesNotFit) as ei:
+        GR.choose(np.array([10**9]), BASE, 100, 10**6)
+    assert ei.value.need > 10**6
+
+
+def test_budget_applies_the_cap():
+    assert GR.budget(80 * 2**30, 24 * 2**30) < 24 * 2**30 < GR.budget(80 * 2**30, None)
