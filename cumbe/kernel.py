@@ -151,6 +151,9 @@ if SIM:
     def wsync():
         SIM_WARPS.wait()
 
+    def load_relaxed(arr, i, j):
+        return arr[i, j]
+
 else:
     from llvmlite import ir
     from numba.cuda import types as _types
@@ -182,6 +185,26 @@ else:
             asm = ir.InlineAsm(fnty, "barrier.sync 0;", "~{memory}", side_effect=True)
             builder.call(asm, [])
             return context.get_dummy_value()
+
+        return sig, codegen
+
+    @intrinsic
+    def load_relaxed(typingctx, arr, i, j):
+        """arr[i, j] read from L2 without an atomic (PTX ld.relaxed.gpu): every warp polls
+        the stop flag once per node, and thousands of same-address atomics would queue."""
+        sig = _signature(_types.int32, arr, i, j)
+
+        def codegen(context, builder, sig, args):
+            from numba.cuda import cgutils
+
+            aryty = sig.args[0]
+            ary = context.make_array(aryty)(context, builder, args[0])
+            idx = [context.cast(builder, args[1], sig.args[1], _types.intp),
+                   context.cast(builder, args[2], sig.args[2], _types.intp)]
+            ptr = cgutils.get_item_pointer(context, builder, aryty, ary, idx, wraparound=False)
+            fnty = ir.FunctionType(ir.IntType(32), [ptr.type])
+            asm = ir.InlineAsm(fnty, "ld.relaxed.gpu.s32 $0, [$1];", "=r,l", side_effect=True)
+            return builder.call(asm, [ptr])
 
         return sig, codegen
 
@@ -559,7 +582,7 @@ def build(rs=True, es=True, ws=True, instr=False, threads=128, cache=True):
                 start = me % npub if npub > 0 else 0
                 for off in range(cur + gl, npub, G):
                     w = pl[pprev, (start + off) % npub]
-                    if cuda.atomic.add(pn, (pprev, w), 0) > 0:
+                    if load_relaxed(pn, pprev, w) > 0:
                         cuda.atomic.min(sh, (g, S_FOUND), I32(off))
                         cuda.atomic.add(sh, (g, S_NNE), 1)
                 gsync()
@@ -948,7 +971,7 @@ def build(rs=True, es=True, ws=True, instr=False, threads=128, cache=True):
                     if interruptible and sh[g, S_PUB] == 0 and lv0 >= 0 and (
                             eager < 2 or lv0 >= eager - 1):
                         if A[R + oLV + lv0 * NF + F_FORCED] == 0:
-                            sh[g, S_STOP] = cuda.atomic.max(ctl, (phase, CTL_FIXED + stage), 0)
+                            sh[g, S_STOP] = load_relaxed(ctl, phase, CTL_FIXED + stage)
                 gsync()
                 l = sh[g, S_LVL]
                 if l < 0:
@@ -1135,7 +1158,7 @@ def build(rs=True, es=True, ws=True, instr=False, threads=128, cache=True):
                 # switch ``eager`` raises it early, and the tasks left over must still run.
                 if gl == 0:
                     r = I32(0x7FFFFFFF)
-                    if stage == 1 or cuda.atomic.add(ctl, (phase, C_TASK), 0) < ntask:
+                    if stage == 1 or load_relaxed(ctl, phase, C_TASK) < ntask:
                         r = cuda.atomic.add(ctl, (phase, C_TASK), 1)
                     if WS and stage == 1 and (r >= ntask - 1 or eager != 0):
                         cuda.atomic.max(ctl, (phase, CTL_FIXED + 1), 1)

@@ -3,7 +3,8 @@
     python benchmarks/gpu/verify_and_time.py --out $OUT --budget 540 [--smoke]
 
 1. random graphs vs the brute-force oracle: every variant, grid sizes 1, 2, 7
-   and the maximum cooperative grid, forced ("eager") and natural work stealing;
+   and the maximum cooperative grid, forced ("eager") and natural work stealing,
+   every other run with warp arenas too small for the largest task (block-wide);
 2. datasets (CSR files in --csr-dir, converted beforehand with mbebench.convert)
    vs reference counts/fingerprints (benchmarks/gpu/reference.json, from the
    serial iMBEA engine), grid sizes 1/2/7/max on the small ones;
@@ -76,10 +77,12 @@ def main() -> int:
     from mbebench.oracle import count_and_fingerprint
 
     dev = cuda.get_current_device()
-    name = dev.name.decode() if isinstance(dev.name, bytes) else str(dev.name)
+    name = getattr(dev, "name", "simulator")
+    name = name.decode() if isinstance(name, bytes) else str(name)
     res = {
-        "device": name, "compute_capability": list(dev.compute_capability),
-        "sm_count": dev.MULTIPROCESSOR_COUNT, "clock_khz": dev.CLOCK_RATE,
+        "device": name, "compute_capability": list(getattr(dev, "compute_capability", ())),
+        "sm_count": getattr(dev, "MULTIPROCESSOR_COUNT", None),
+        "clock_khz": getattr(dev, "CLOCK_RATE", None),
         "numba": numba.__version__, "numba_cuda": _version("numba-cuda"), "numpy": np.__version__,
         "python": platform.python_version(), "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "oracle": {}, "datasets": {}, "errors": [], "compile_s": {},
@@ -102,13 +105,14 @@ def main() -> int:
         save()
 
     # ---------- 0. compile every kernel once on a tiny graph ----------
+    # (benchmarks/gpu/warm.py fills numba's cache beforehand, several builds at once)
     tiny = from_edges([0, 0, 1, 1, 2], [0, 1, 1, 2, 2], 3, 3)
     for v in ("cuMBE", "noRS", "noES", "noWS"):
         for instr in (False, True):
             if instr and v not in ("cuMBE", "noWS"):
                 continue
             try:
-                r = run(tiny, variant=v, instrument=instr)
+                r = run(tiny, variant=v, instrument=instr, threads=a.threads, k=a.k)
                 res["compile_s"][f"{v}{'-instr' if instr else ''}"] = round(r.compile_seconds, 2)
                 print(f"compiled {v} instr={instr}: {r.compile_seconds:.1f} s, count {r.count},"
                       f" blocks {r.stats['blocks']}", flush=True)
@@ -121,6 +125,8 @@ def main() -> int:
 
     # ---------- 1. random graphs vs the oracle ----------
     if "oracle" not in skip:
+        from cumbe.selfcheck import block_arena, case_params
+
         rng = np.random.default_rng(12345)
         ok = bad = 0
         n_ex = 6 if a.smoke else a.examples
@@ -135,9 +141,12 @@ def main() -> int:
             ref = count_and_fingerprint(g)
             for vi, v in enumerate(("cuMBE", "noRS", "noES", "noWS")):
                 for nb in (1, 2, 7, 0):
-                    p = dict(variant=v, blocks=nb, threads=(64, 128, 512)[(case + vi) % 3],
-                             k=(1, 2, 3, 24)[(case + nb) % 4], eager_steal=(case + vi + nb) % 4,
-                             instrument=(v in ("cuMBE", "noWS") and case % 4 == 0))
+                    p = case_params(case + nb, vi, v, nb, a.threads)
+                    p["instrument"] = v in ("cuMBE", "noWS") and p["instrument"]
+                    if (case + vi + nb) % 2:
+                        aw = block_arena(g, p)
+                        if aw:
+                            p["warp_arena_words"] = aw
                     try:
                         r = run(g, **p)
                         if (r.count, r.fingerprint) == ref:
@@ -180,8 +189,9 @@ def main() -> int:
                                            "fingerprint": to_hex(r.fingerprint), "match_reference": match})
         entry["kernel_s"].append(r.algo_seconds)
         entry["compile_s"] = r.compile_seconds
-        entry["blocks"] = r.stats.get("blocks")
-        entry["memory_bytes"] = r.stats.get("memory_bytes")
+        for key in ("blocks", "memory_bytes", "arena_words_per_warp", "block_tasks", "grid_reason",
+                    "n_tasks", "max_task_words", "setup_s", "prepare_s"):
+            entry[key] = r.stats.get(key)
         if entry["count"] != r.count or entry["fingerprint"] != to_hex(r.fingerprint):
             entry["match_reference"] = False
             entry.setdefault("inconsistent", []).append([r.count, to_hex(r.fingerprint)])
@@ -191,7 +201,9 @@ def main() -> int:
             if key in r.stats:
                 entry[key] = r.stats[key]
         print(f"{paper:22s} {tag:14s} count {r.count:>10d} {to_hex(r.fingerprint)} ref={match}"
-              f" kernel {r.algo_seconds:.5f} s blocks {r.stats.get('blocks')}", flush=True)
+              f" kernel {r.algo_seconds:.5f} s blocks {r.stats.get('blocks')}"
+              f" aw {r.stats.get('arena_words_per_warp')} big {r.stats.get('block_tasks')}"
+              f" setup {r.stats.get('setup_s', 0):.2f} s", flush=True)
         save()
         return r
 
