@@ -98,7 +98,7 @@ def run(
 
     t0 = time.perf_counter()
     prep = prepare(graph, side, rs)
-    needs = layout.needs(prep.task_deg, prep.task_wedges, prep.n_higher, rs)
+    needs = layout.needs(prep.task_deg, prep.task_wedges, prep.n_higher, prep.task_dv, rs)
     warps = threads // K.WARP
     stats = {
         "variant": variant, "k": k, "threads": threads, "warps_per_block": warps,

@@ -90,8 +90,8 @@ NPARAMS = 9
 C_TASK = 0
 CTL_FIXED = 2
 # pool header (int32 [2, workers, NH]) and the task's base offset (int64 [2, workers])
-H_NLEV, H_D, H_NB, H_TB, H_DEPTH, H_CAPH, H_QCAP = range(7)
-NH = 8
+H_NLEV, H_D, H_NB, H_TB, H_DEPTH, H_CAPH, H_QCAP, H_CB = range(8)
+NH = 9
 # error codes (err[0])
 ERR_QCAP, ERR_NID, ERR_ARENA = 1, 2, 3
 ERRORS = {ERR_QCAP: "the explicit Q stack (noRS) overflowed",
@@ -104,8 +104,8 @@ MODE_WARP, MODE_BLOCK = 0, 1
 # per-group shared int32 slots
 (S_LVL, S_STOP, S_GOT, S_NONMAX, S_NP, S_NO, S_NTW, S_NABS, S_NQ, S_SURV, S_TOT, S_N,
  S_D, S_NB, S_TB, S_DEPTH, S_CAPH, S_QCAP, S_PUB, S_CUR, S_FOUND, S_NNE, S_VIC, S_LEV,
- S_IDX, S_ERR, S_DONE, S_C0, S_C1, S_C2) = range(30)
-S_OFF = 32  # + layout field index
+ S_IDX, S_ERR, S_DONE, S_C0, S_C1, S_C2, S_CBW, S_R0, S_R1, S_R2) = range(34)
+S_OFF = 34  # + layout field index
 NS = S_OFF + _lay.NFIELDS + 1
 # per-group shared int64 slots
 X_R, X_BASE, X_MIN, X_NID, X_VR, X_VBASE, X_MIN2 = range(7)
@@ -238,15 +238,16 @@ def build(rs=True, es=True, ws=True, instr=False, threads=128, cache=True):
     NID_MAX = np.int64(0x7FFFFFFF)
     NF = _lay.NF
     F_PC, F_KL, F_LSLOT, F_LASTMIN = _lay.F_PC, _lay.F_KL, _lay.F_LSLOT, _lay.F_LASTMIN
-    F_NID, F_NX, F_X, F_FORCED = _lay.F_NID, _lay.F_NX, _lay.F_X, _lay.F_FORCED
+    F_NID, F_NX, F_X = _lay.F_NID, _lay.F_NX, _lay.F_X
     F_QS, F_QE, F_SUM = _lay.F_QS, _lay.F_QE, _lay.F_SUM
     K_SG, K_SO, K_SL, K_KEY, K_TAG = _lay.K_SG, _lay.K_SO, _lay.K_SL, _lay.K_KEY, _lay.K_TAG
     K_LST, K_HK, K_HC, K_PRE, K_ST = _lay.K_LST, _lay.K_HK, _lay.K_HC, _lay.K_PRE, _lay.K_ST
+    K_CB = _lay.K_CB
     K_PARR, K_AUX, K_AUX2, K_DL, K_LV, K_Q = (_lay.K_PARR, _lay.K_AUX, _lay.K_AUX2, _lay.K_DL,
                                                _lay.K_LV, _lay.K_Q)
     NFIELDS = _lay.NFIELDS
-    B_NB, B_TB, B_DEPTH, B_CAPH, B_QCAP = (_lay.B_NB, _lay.B_TB, _lay.B_DEPTH, _lay.B_CAPH,
-                                           _lay.B_QCAP)
+    B_NB, B_TB, B_DEPTH, B_CAPH, B_QCAP, B_CB = (_lay.B_NB, _lay.B_TB, _lay.B_DEPTH,
+                                                 _lay.B_CAPH, _lay.B_QCAP, _lay.B_CB)
 
     jit_kw = {}
     if not SIM:
@@ -357,7 +358,7 @@ def build(rs=True, es=True, ws=True, instr=False, threads=128, cache=True):
             gsync = bsync
 
         @dev
-        def offsets_to_shared(sh, g, gl, d, nb, tb, depth, caph, qcap):
+        def offsets_to_shared(sh, g, gl, d, nb, tb, depth, caph, qcap, cb):
             if gl == 0:
                 sh[g, S_D] = d
                 sh[g, S_NB] = nb
@@ -365,8 +366,9 @@ def build(rs=True, es=True, ws=True, instr=False, threads=128, cache=True):
                 sh[g, S_DEPTH] = depth
                 sh[g, S_CAPH] = caph
                 sh[g, S_QCAP] = qcap
+                sh[g, S_CBW] = cb
                 for f in range(NFIELDS):
-                    sh[g, S_OFF + f] = field_offset(f, d, nb, tb, depth, caph, qcap)
+                    sh[g, S_OFF + f] = field_offset(f, d, nb, tb, depth, caph, qcap, cb)
 
         # ------------------------------------------------------------ subtree fetching
         @dev
@@ -383,6 +385,7 @@ def build(rs=True, es=True, ws=True, instr=False, threads=128, cache=True):
                 sh[g, S_N] = 0
                 sh[g, S_C0] = 0
                 sh[g, S_C1] = 0
+                sh[g, S_C2] = 0  # longest neighbour list
                 shu[g, U_SUMX] = ZERO64
                 shu[g, U_SUML] = ZERO64
                 sh64[g, X_R] = R
@@ -390,19 +393,26 @@ def build(rs=True, es=True, ws=True, instr=False, threads=128, cache=True):
             gsync()
             nu = prm[P_NU]
             w = I64(0)
+            dvl = I64(0)
             for j in range(gl, d, G):
                 c, s0 = wedge_run(adjU, offV, adjV, base, j, v)
                 w += c
+                y = adjU[base + j]
+                if offV[y + 1] - offV[y] > dvl:
+                    dvl = offV[y + 1] - offV[y]
             cuda.atomic.add(sh64, (g, X_MIN), w)
+            cuda.atomic.max(sh, (g, S_C2), I32(dvl))
             gsync()
             W = sh64[g, X_MIN]
+            dv = I64(sh[g, S_C2])
             nhi = nu - 1 - v if RS else nu - 1
-            nb = task_bound(B_NB, d, W, nhi, RS)
-            tb = task_bound(B_TB, d, W, nhi, RS)
-            depth = task_bound(B_DEPTH, d, W, nhi, RS)
-            caph = task_bound(B_CAPH, d, W, nhi, RS)
-            qcap = task_bound(B_QCAP, d, W, nhi, RS)
-            offsets_to_shared(sh, g, gl, d, nb, tb, depth, caph, qcap)
+            nb = task_bound(B_NB, d, W, nhi, dv, RS)
+            tb = task_bound(B_TB, d, W, nhi, dv, RS)
+            depth = task_bound(B_DEPTH, d, W, nhi, dv, RS)
+            caph = task_bound(B_CAPH, d, W, nhi, dv, RS)
+            qcap = task_bound(B_QCAP, d, W, nhi, dv, RS)
+            cb = task_bound(B_CB, d, W, nhi, dv, RS)
+            offsets_to_shared(sh, g, gl, d, nb, tb, depth, caph, qcap, cb)
             gsync()
             if sh[g, S_OFF + NFIELDS - 1] > aw:
                 # cannot happen: the host sized the arenas by the same layout
@@ -524,7 +534,6 @@ def build(rs=True, es=True, ws=True, instr=False, threads=128, cache=True):
                 A[lv + F_NID] = 1
                 A[lv + F_NX] = 1 + sh[g, S_C0]
                 A[lv + F_X] = -1
-                A[lv + F_FORCED] = 0
                 A[lv + F_QS] = 0
                 A[lv + F_QE] = sh[g, S_C2]
                 A64[(lv + F_SUM) >> 1] = shu[g, U_SUMX] + elem_u(orig[v], cand_left)
@@ -557,6 +566,7 @@ def build(rs=True, es=True, ws=True, instr=False, threads=128, cache=True):
                 ph[par, me, H_DEPTH] = sh[g, S_DEPTH]
                 ph[par, me, H_CAPH] = sh[g, S_CAPH]
                 ph[par, me, H_QCAP] = sh[g, S_QCAP]
+                ph[par, me, H_CB] = sh[g, S_CBW]
                 pb[par, me] = sh64[g, X_BASE]
                 pn[par, me] = sh[g, S_C0]
                 i = cuda.atomic.add(ctl, (phase, CTL_FIXED + (kst + 2) + stage), 1)
@@ -612,24 +622,44 @@ def build(rs=True, es=True, ws=True, instr=False, threads=128, cache=True):
             return sh[g, S_GOT] != 0
 
         @dev
-        def copy_piece(A, A64, prm, ph, pb, sh, sh64, shu, g, gl, R, pprev, aw, err):
-            """Copy the stolen piece (victim S_VIC, flattened index S_IDX) into the arena at
-            R and set up the forced root level: branch on that one candidate only."""
+        def piece_q_vertex(A, VR, vlv, oQ, oPARR, i, nqm, nafter, t):
+            """noRS: the victim's vertex behind the stolen piece's t-th Q candidate: the
+            level's Q, the victim's candidates after the piece's (other thieves try those:
+            from here they count as processed), and below the victim's deepest level the
+            vertex whose subtree the victim was in (it would have joined Q afterwards)."""
+            if t < nqm:
+                return A[VR + oQ + A[vlv + F_QS] + t]
+            if t < nqm + nafter:
+                return A[VR + oPARR + i + 1 + (t - nqm)]
+            return A[vlv + F_X]
+
+        @dev
+        def steal_node(A, A64, prm, ph, pb, sh, sh64, shu, g, gl, R, pprev, aw, adjU, offV,
+                       adjV, orig, cand_left, err):
+            """Run the stolen node: victim S_VIC's level m, candidate i (flattened index
+            S_IDX), branched on with the candidates before it as its P.  Everything is read
+            from the victim's arena half (untouched during this stage): L' = N(x) ∩ L_m,
+            each candidate counted against L', absorbed ones join R', and only the partial
+            ones are copied, with only their L' entries: they become this worker's task at
+            level 0 (L = L').  Returns (bicliques, fingerprint, 1)."""
             w = sh[g, S_VIC]
             ti = sh[g, S_IDX]
             VR = I64(pprev) * prm[P_HALF] + I64(w) * I64(aw)
             d = ph[pprev, w, H_D]
-            nb = ph[pprev, w, H_NB]
-            tb = ph[pprev, w, H_TB]
-            depth = ph[pprev, w, H_DEPTH]
-            caph = ph[pprev, w, H_CAPH]
-            qcap = ph[pprev, w, H_QCAP]
-            offsets_to_shared(sh, g, gl, d, nb, tb, depth, caph, qcap)
+            offsets_to_shared(sh, g, gl, d, ph[pprev, w, H_NB], ph[pprev, w, H_TB],
+                              ph[pprev, w, H_DEPTH], ph[pprev, w, H_CAPH], ph[pprev, w, H_QCAP],
+                              ph[pprev, w, H_CB])
+            base = pb[pprev, w]
             if gl == 0:
                 sh64[g, X_R] = R
-                sh64[g, X_BASE] = pb[pprev, w]
+                sh64[g, X_BASE] = base
                 sh[g, S_TOT] = 0
-                sh[g, S_C2] = 0
+                sh[g, S_N] = 0
+                sh[g, S_NABS] = 0
+                sh[g, S_NONMAX] = 0
+                sh[g, S_NQ] = 0
+                shu[g, U_SUML] = ZERO64
+                shu[g, U_SUMA] = ZERO64
             gsync()
             oSG = sh[g, S_OFF + K_SG]
             oSO = sh[g, S_OFF + K_SO]
@@ -638,105 +668,156 @@ def build(rs=True, es=True, ws=True, instr=False, threads=128, cache=True):
             oTAG = sh[g, S_OFF + K_TAG]
             oLST = sh[g, S_OFF + K_LST]
             oPARR = sh[g, S_OFF + K_PARR]
+            oAUX = sh[g, S_OFF + K_AUX]
             oDL = sh[g, S_OFF + K_DL]
             oLV = sh[g, S_OFF + K_LV]
             oQ = sh[g, S_OFF + K_Q]
-            # which level and index
+            # which level, which candidate
             m = ph[pprev, w, H_NLEV]
             while ti >= A[VR + oLV + m * NF + F_PC]:
                 ti -= A[VR + oLV + m * NF + F_PC]
                 m -= 1
             vlv = VR + oLV + m * NF
             nid = A[vlv + F_NID]
-            kl = A[vlv + F_KL]
+            klm = A[vlv + F_KL]
             lslot = A[vlv + F_LSLOT]
             pcm = A[vlv + F_PC]
-            # slots 0..ti: the victim's candidates before ti, then the chosen one
-            nslot = ti + 1
-            for s in range(gl, nslot, G):
-                u = A[VR + oPARR + s]
-                k = level_key(A, VR, u, m, nid, oKEY, oTAG, oSO, oSL, oLST, oDL, False)
-                A[R + oSG + s] = A[VR + oSG + u]
-                A[R + oSL + s] = k
-                A[R + oSO + s] = cuda.atomic.add(sh, (g, S_TOT), k)
-                A[R + oKEY + s] = k
-                A[R + oTAG + s] = 1
-                A[R + oPARR + s] = s
-            nq = I32(0)
-            if not RS:
-                # explicit Q: the level's Q and the victim's candidates after ti (other
-                # thieves try those: from here they count as processed)
-                qs = A[vlv + F_QS]
-                qe = A[vlv + F_QE]
-                nq = (qe - qs) + (pcm - nslot)
-                for t in range(gl, nq, G):
-                    if t < qe - qs:
-                        u = A[VR + oQ + qs + t]
-                        # Q lists are whole lists: keep the entries in L_m
-                        o = VR + oLST + A[VR + oSO + u]
-                        c = I32(0)
-                        for e in range(A[VR + oSL + u]):
-                            if A[VR + oDL + A[o + e]] >= m:
-                                c += 1
-                    else:
-                        u = A[VR + oPARR + nslot + (t - (qe - qs))]
-                        c = level_key(A, VR, u, m, nid, oKEY, oTAG, oSO, oSL, oLST, oDL, False)
-                    s = nslot + t
-                    A[R + oSG + s] = A[VR + oSG + u]
-                    A[R + oSL + s] = c
-                    A[R + oSO + s] = cuda.atomic.add(sh, (g, S_TOT), c)
-                    A[R + oKEY + s] = c
-                    A[R + oTAG + s] = 1
-                    A[R + oQ + t] = s
-            gsync()
-            # the lists (lane per slot: most are short)
-            for s in range(gl, nslot + nq, G):
-                if s < nslot:
-                    u = A[VR + oPARR + s]
-                else:
-                    t = s - nslot
-                    if t < A[vlv + F_QE] - A[vlv + F_QS]:
-                        u = A[VR + oQ + A[vlv + F_QS] + t]
-                    else:
-                        u = A[VR + oPARR + nslot + (t - (A[vlv + F_QE] - A[vlv + F_QS]))]
-                src = VR + oLST + A[VR + oSO + u]
-                dst = R + oLST + A[R + oSO + s]
-                k = A[R + oSL + s]
-                if s < nslot or (not RS and s - nslot >= A[vlv + F_QE] - A[vlv + F_QS]):
-                    for e in range(k):
-                        A[dst + e] = A[src + e]
-                else:
-                    c = I32(0)
-                    for e in range(A[VR + oSL + u]):
-                        jj = A[src + e]
-                        if A[VR + oDL + jj] >= m:
-                            A[dst + c] = jj
-                            c += 1
-            # L_m becomes this task's L at level 0
+            x = A[VR + oPARR + ti]
+            kx = level_key(A, VR, x, m, nid, oKEY, oTAG, oSO, oSL, oLST, oDL, False)
+            ox = VR + oLST + A[VR + oSO + x]
+            # membership: 0 for L_m, 1 for L' (victim lists only hold L_m entries)
             if m == 0:
                 for jj in range(gl, d, G):
                     A[R + oDL + jj] = 0
             else:
                 lo = VR + oLST + A[VR + oSO + lslot]
-                for e in range(gl, kl, G):
+                for e in range(gl, klm, G):
                     A[R + oDL + A[lo + e]] = 0
             gsync()
-            if gl == 0:
-                lv = R + oLV
-                A[lv + F_PC] = nslot
-                A[lv + F_KL] = kl
-                A[lv + F_LSLOT] = -1
-                A[lv + F_LASTMIN] = 1
-                A[lv + F_NID] = 1
-                A[lv + F_NX] = A[vlv + F_NX]
-                A[lv + F_X] = -1
-                A[lv + F_FORCED] = 1
-                A[lv + F_QS] = 0
-                A[lv + F_QE] = nq
-                A64[(lv + F_SUM) >> 1] = A64[(vlv + F_SUM) >> 1]
-                sh64[g, X_NID] = 1
-                sh[g, S_LVL] = 0
+            sl = ZERO64
+            for e in range(gl, kx, G):
+                jj = A[ox + e]
+                A[R + oDL + jj] = 1
+                sl += elem_v(adjU[base + jj], cand_left)
+            cuda.atomic.add(shu, (g, U_SUML), sl)
             gsync()
+            # the candidates before x: counts against L'; partial ones get a slot
+            sa = ZERO64
+            for t in range(gl, ti, G):
+                u = A[VR + oPARR + t]
+                k = level_key(A, VR, u, m, nid, oKEY, oTAG, oSO, oSL, oLST, oDL, False)
+                o = VR + oLST + A[VR + oSO + u]
+                c = I32(0)
+                for e in range(k):
+                    if A[R + oDL + A[o + e]] == 1:
+                        c += 1
+                s = I32(-1)
+                if c == kx:
+                    sa += elem_u(orig[A[VR + oSG + u]], cand_left)
+                    cuda.atomic.add(sh, (g, S_NABS), 1)
+                elif c > 0:
+                    s = cuda.atomic.add(sh, (g, S_N), 1)
+                    A[R + oSG + s] = A[VR + oSG + u]
+                    A[R + oSL + s] = c
+                    A[R + oSO + s] = cuda.atomic.add(sh, (g, S_TOT), c)
+                A[R + oAUX + t] = s
+            cuda.atomic.add(shu, (g, U_SUMA), sa)
+            nqm = I32(0)
+            nafter = I32(0)
+            nq = I32(0)
+            if not RS:
+                nqm = A[vlv + F_QE] - A[vlv + F_QS]
+                nafter = pcm - ti - 1
+                nq = nqm + nafter
+                if m < ph[pprev, w, H_NLEV] and A[vlv + F_X] >= 0:
+                    nq += 1
+            gsync()
+            nP = sh[g, S_N]
+            if not RS:
+                # Q: members containing L' make the node non-maximal; partial ones -> Q'
+                for t in range(gl, nq, G):
+                    u = piece_q_vertex(A, VR, vlv, oQ, oPARR, ti, nqm, nafter, t)
+                    o = VR + oLST + A[VR + oSO + u]
+                    c = I32(0)
+                    for e in range(A[VR + oSL + u]):
+                        jj = A[o + e]
+                        if A[VR + oDL + jj] >= m and A[R + oDL + jj] == 1:
+                            c += 1
+                    if c == kx:
+                        sh[g, S_NONMAX] = 1
+                    elif c > 0:
+                        p = cuda.atomic.add(sh, (g, S_NQ), 1)
+                        s = nP + p
+                        A[R + oSG + s] = A[VR + oSG + u]
+                        A[R + oSL + s] = c
+                        A[R + oSO + s] = cuda.atomic.add(sh, (g, S_TOT), c)
+                        A[R + oQ + p] = s
+                        A[R + oAUX + ti + 1 + t] = s  # (past the P part of AUX)
+                    else:
+                        A[R + oAUX + ti + 1 + t] = -1
+                gsync()
+            nabs = sh[g, S_NABS]
+            target = A[vlv + F_NX] + 1 + nabs
+            if RS:
+                check_maximality(A, adjU, offV, adjV, sh, g, gl, R, base, ox, kx, target)
+                gsync()
+            count = I64(0)
+            fp = ZERO64
+            nonmax = sh[g, S_NONMAX]
+            sumR = A64[(vlv + F_SUM) >> 1] + elem_u(orig[A[VR + oSG + x]], cand_left) \
+                + shu[g, U_SUMA]
+            if nonmax == 0:
+                if gl == 0:
+                    count = I64(1)
+                    fp = combine_sides(sumR, shu[g, U_SUML], cand_left)
+            nQ = sh[g, S_NQ]
+            if nonmax == 0 and nP > 0:
+                # copy the L' entries of the partial candidates (and of Q')
+                for t in range(gl, ti + (nq if not RS else 0), G):
+                    if t < ti:
+                        u = A[VR + oPARR + t]
+                        s = A[R + oAUX + t]
+                        k = level_key(A, VR, u, m, nid, oKEY, oTAG, oSO, oSL, oLST, oDL, False)
+                        qfilter = False
+                    else:
+                        u = piece_q_vertex(A, VR, vlv, oQ, oPARR, ti, nqm, nafter, t - ti)
+                        s = A[R + oAUX + ti + 1 + (t - ti)]
+                        k = A[VR + oSL + u]
+                        qfilter = True
+                    if s >= 0:
+                        src = VR + oLST + A[VR + oSO + u]
+                        dst = R + oLST + A[R + oSO + s]
+                        c = I32(0)
+                        for e in range(k):
+                            jj = A[src + e]
+                            if A[R + oDL + jj] == 1 and (not qfilter or A[VR + oDL + jj] >= m):
+                                A[dst + c] = jj
+                                c += 1
+                for s in range(gl, nP, G):
+                    A[R + oPARR + s] = s
+                    A[R + oKEY + s] = A[R + oSL + s]
+                    A[R + oTAG + s] = 1
+                gsync()
+                for e in range(gl, kx, G):
+                    A[R + oDL + A[ox + e]] = 0  # L' is this task's L at level 0
+                if gl == 0:
+                    lv = R + oLV
+                    A[lv + F_PC] = nP
+                    A[lv + F_KL] = kx
+                    A[lv + F_LSLOT] = -1
+                    A[lv + F_LASTMIN] = 1
+                    A[lv + F_NID] = 1
+                    A[lv + F_NX] = target
+                    A[lv + F_X] = -1
+                    A[lv + F_QS] = 0
+                    A[lv + F_QE] = nQ
+                    A64[(lv + F_SUM) >> 1] = sumR
+                    sh64[g, X_NID] = 1
+                    sh[g, S_LVL] = 0
+            elif gl == 0:
+                sh[g, S_LVL] = -1
+            gsync()
+            return count, fp, I64(1)
 
         # ------------------------------------------------------------ the search
         @dev
@@ -824,26 +905,29 @@ def build(rs=True, es=True, ws=True, instr=False, threads=128, cache=True):
             cuda.atomic.add(shu, (g, U_SUMA), sa)
 
         @dev
-        def check_maximality(A, adjU, offV, adjV, sh, g, gl, R, base, x, kl, target):
-            """Reverse scan: the vertices containing L' are ∩ N(y) over y in L'.  Take the
-            shortest list, test each of its vertices against the others; L' is maximal
-            iff no more than |R'| (= target) survive.  Sets S_NONMAX."""
-            o = R + sh[g, S_OFF + K_LST] + A[R + sh[g, S_OFF + K_SO] + x]
+        def check_maximality(A, adjU, offV, adjV, sh, g, gl, R, base, o, kl, target):
+            """Reverse scan: the vertices containing L' (local ids at A[o:o+kl]) are the
+            intersection of the V-side lists of L'.  Start from the shortest list and
+            intersect one list at a time; L' is maximal iff the running intersection comes
+            down to |R'| (= target) vertices, which it holds in any case (ParMBE's closure
+            test: it usually stops after a few lists).  Sets S_NONMAX."""
+            oCB = R + sh[g, S_OFF + K_CB]
+            half = (sh[g, S_CBW] - 2) // 2
             if gl == 0:
                 sh[g, S_SURV] = 0
                 sh[g, S_C0] = 0x7FFFFFFF
                 sh[g, S_C1] = 0
+                sh[g, S_R0] = 0
+                sh[g, S_R1] = 0
+                sh[g, S_R2] = 0
             gsync()
             best = I64(0x7FFFFFFFFFFFFFFF)
             for e in range(gl, kl, G):
                 y = adjU[base + A[o + e]]
                 dy = offV[y + 1] - offV[y]
-                cand = dy * SHIFT + I64(e)
-                if cand < best:
-                    best = cand
-            # pack (degree, index) into one int32 min where it fits, else two steps
-            cuda.atomic.min(sh, (g, S_C0), I32(best // SHIFT) if best // SHIFT < 0x7FFFFFFF
-                            else I32(0x7FFFFFFE))
+                if dy < best:
+                    best = dy
+            cuda.atomic.min(sh, (g, S_C0), I32(best) if best < 0x7FFFFFFF else I32(0x7FFFFFFE))
             gsync()
             dmin = sh[g, S_C0]
             if dmin <= target:
@@ -856,6 +940,40 @@ def build(rs=True, es=True, ws=True, instr=False, threads=128, cache=True):
             estar = sh[g, S_C1] - 1
             ys = adjU[base + A[o + estar]]
             lo0 = offV[ys]
+            if dmin <= half:
+                for t in range(gl, dmin, G):
+                    A[oCB + t] = adjV[lo0 + t]
+                gsync()
+                m = dmin
+                cur = 0
+                step = 0
+                for e in range(kl):
+                    if e == estar:
+                        continue
+                    # three rotating counters: one barrier per list
+                    cslot = S_R0 + step % 3
+                    if gl == 0:
+                        sh[g, S_R0 + (step + 1) % 3] = 0
+                    y = adjU[base + A[o + e]]
+                    lo = offV[y]
+                    hi = offV[y + 1]
+                    src = oCB + cur * half
+                    dst = oCB + (1 - cur) * half
+                    for t in range(gl, m, G):
+                        u = A[src + t]
+                        if bsearch(adjV, lo, hi, u):
+                            A[dst + cuda.atomic.add(sh, (g, cslot), 1)] = u
+                    gsync()
+                    m = sh[g, cslot]
+                    cur = 1 - cur
+                    step += 1
+                    if m <= target:
+                        break
+                if gl == 0 and m > target:
+                    sh[g, S_NONMAX] = 1
+                return
+            # every list of L' is longer than the buffer: test each vertex of the shortest
+            # against all the others
             for t in range(gl, dmin, G):
                 if sh[g, S_SURV] > target:
                     break
@@ -970,8 +1088,7 @@ def build(rs=True, es=True, ws=True, instr=False, threads=128, cache=True):
                     # (test hook: eager >= 2 publishes only from level eager - 1 down)
                     if interruptible and sh[g, S_PUB] == 0 and lv0 >= 0 and (
                             eager < 2 or lv0 >= eager - 1):
-                        if A[R + oLV + lv0 * NF + F_FORCED] == 0:
-                            sh[g, S_STOP] = load_relaxed(ctl, phase, CTL_FIXED + stage)
+                        sh[g, S_STOP] = load_relaxed(ctl, phase, CTL_FIXED + stage)
                 gsync()
                 l = sh[g, S_LVL]
                 if l < 0:
@@ -1006,28 +1123,22 @@ def build(rs=True, es=True, ws=True, instr=False, threads=128, cache=True):
                             t_last = t
                     continue
                 nid = A[lv + F_NID]
-                forced = A[lv + F_FORCED]
                 # ---------- candidate selection ----------
-                if forced != 0:
-                    pos = pc - 1
-                    u = A[R + oPARR + pos]
-                    kl = A[R + oKEY + u]
-                else:
-                    best = select_candidate(A, sh, sh64, g, gl, R, l, pc, nid, A[lv + F_LASTMIN])
-                    pos = I32(best & MASK32)
-                    kl = I32(best // SHIFT)
-                    if not ES and gl == 0:
-                        # noES counted from whole lists: re-establish x's level prefix
-                        level_key(A, R, A[R + oPARR + pos], l, nid, oKEY, oTAG, oSO,
-                                  sh[g, S_OFF + K_SL], sh[g, S_OFF + K_LST],
-                                  sh[g, S_OFF + K_DL], True)
+                best = select_candidate(A, sh, sh64, g, gl, R, l, pc, nid, A[lv + F_LASTMIN])
+                pos = I32(best & MASK32)
+                kl = I32(best // SHIFT)
+                if not ES and gl == 0:
+                    # noES counted from whole lists: re-establish x's level prefix
+                    level_key(A, R, A[R + oPARR + pos], l, nid, oKEY, oTAG, oSO,
+                              sh[g, S_OFF + K_SL], sh[g, S_OFF + K_LST],
+                              sh[g, S_OFF + K_DL], True)
                 x = A[R + oPARR + pos]
                 gsync()
                 if gl == 0:
                     y = A[R + oPARR + pc - 1]
                     A[R + oPARR + pc - 1] = x
                     A[R + oPARR + pos] = y
-                    A[lv + F_PC] = 0 if forced != 0 else pc - 1
+                    A[lv + F_PC] = pc - 1
                     A[lv + F_X] = x
                     A[lv + F_LASTMIN] = kl
                     if INSTR:
@@ -1059,7 +1170,8 @@ def build(rs=True, es=True, ws=True, instr=False, threads=128, cache=True):
                 qs = I32(0)
                 qe = I32(0)
                 if RS:
-                    check_maximality(A, adjU, offV, adjV, sh, g, gl, R, base, x, kl,
+                    check_maximality(A, adjU, offV, adjV, sh, g, gl, R, base,
+                                     R + sh[g, S_OFF + K_LST] + A[R + oSO + x], kl,
                                      nx + 1 + nabs)
                 else:
                     qs = A[lv + F_QS]
@@ -1082,7 +1194,7 @@ def build(rs=True, es=True, ws=True, instr=False, threads=128, cache=True):
                     nid2 = I32(nid2n)
                 if ntw > 0 or push:
                     compact(A, sh, g, gl, R, npc, np_, ntw, kl, push, nid2)
-                    if forced == 0 and gl == 0:
+                    if gl == 0:
                         A[lv + F_PC] = npc - ntw
                 if not RS and ntw > 0:
                     # the twins join Q (before this node's Q', which left them room)
@@ -1107,7 +1219,6 @@ def build(rs=True, es=True, ws=True, instr=False, threads=128, cache=True):
                             A[cl + F_NID] = nid2
                             A[cl + F_NX] = nx + 1 + nabs
                             A[cl + F_X] = -1
-                            A[cl + F_FORCED] = 0
                             if not RS:
                                 A[cl + F_QS] = qe + ntw
                                 A[cl + F_QE] = qe + ntw + sh[g, S_NQ]
@@ -1184,7 +1295,12 @@ def build(rs=True, es=True, ws=True, instr=False, threads=128, cache=True):
                         break
                     if not steal(ph, pn, pl, ctl, sh, g, gl, me, pprev, phase, kst, stage):
                         break
-                    copy_piece(A, A64, prm, ph, pb, sh, sh64, shu, g, gl, R, pprev, aw, err)
+                    c, f, nn = steal_node(A, A64, prm, ph, pb, sh, sh64, shu, g, gl, R, pprev,
+                                          aw, adjU, offV, adjV, orig, cand_left, err)
+                    if gl == 0:
+                        acc[0] += c
+                        accf[0] += f
+                        acc[1] += nn
                     if INSTR and gl % WARP == 0:
                         t = clock64()
                         phl[PH_STEAL] += t - t_last

@@ -21,6 +21,9 @@ task's wedge count ``W`` (2-hop paths leaving v towards slots), never by
                  PRE ST             d + 1, d        (wedge prefix sums, list starts)
     search       PARR AUX AUX2      n_b each        (candidate order, counts, compaction)
                  DL                 d               (deepest level whose L holds a local id)
+                 CB                 2 * min(dv, CB_CAP) + 2  (maximality check: the running
+                                                    intersection of L''s neighbour lists;
+                                                    dv = the largest degree in N(v))
                  LV                 depth_b * NF    (level table, 64-bit sums inside)
                  Q                  qcap            (noRS: explicit Q stack)
 
@@ -35,21 +38,25 @@ import numba
 import numpy as np
 
 # per-level fields of the level table (int32 words; F_SUM is a 64-bit word pair)
-F_PC, F_KL, F_LSLOT, F_LASTMIN, F_NID, F_NX, F_X, F_FORCED, F_QS, F_QE, F_SUM = range(11)
+F_PC, F_KL, F_LSLOT, F_LASTMIN, F_NID, F_NX, F_X, F_QS, F_QE = range(9)
+F_SUM = 10  # a 64-bit word pair (even offset)
 NF = 12  # even, so that every level's F_SUM pair is 8-byte aligned
 
 # task bounds (index into task_bound)
-B_NB, B_TB, B_DEPTH, B_CAPH, B_QCAP = range(5)
-NBOUNDS = 5
+B_NB, B_TB, B_DEPTH, B_CAPH, B_QCAP, B_CB = range(6)
+NBOUNDS = 6
 
 # arena fields (index into field_offset); K_END is the task's arena need
 (K_SG, K_SO, K_SL, K_KEY, K_TAG, K_LST, K_HK, K_HC, K_PRE, K_ST,
- K_PARR, K_AUX, K_AUX2, K_DL, K_LV, K_Q, K_END) = range(17)
-NFIELDS = 17
+ K_PARR, K_AUX, K_AUX2, K_DL, K_CB, K_LV, K_Q, K_END) = range(18)
+NFIELDS = 18
 FIELD_NAMES = ("SG", "SO", "SL", "KEY", "TAG", "LST", "HK", "HC", "PRE", "ST",
-               "PARR", "AUX", "AUX2", "DL", "LV", "Q", "END")
+               "PARR", "AUX", "AUX2", "DL", "CB", "LV", "Q", "END")
 
 QCAP_FACTOR = 4  # noRS: Q stack words per slot (overflow is an error, never a count)
+# Longest neighbour list the maximality check copies; past it the check runs without a
+# buffer (slower, and only when every vertex of L' has a longer list).
+CB_CAP = 8192
 
 
 def next_pow2(x):
@@ -59,9 +66,10 @@ def next_pow2(x):
     return p
 
 
-def task_bound(k, d, w, n_higher, rs):
+def task_bound(k, d, w, n_higher, dv, rs):
     """Bound ``k`` of a task with ``d`` neighbours and ``w`` wedges; ``n_higher``
-    bounds the slot count from the vertex side (vertices of higher rank)."""
+    bounds the slot count from the vertex side (vertices of higher rank), ``dv`` is
+    the largest degree among the neighbours."""
     nb = w
     if rs and n_higher < nb:
         nb = n_higher
@@ -81,6 +89,11 @@ def task_bound(k, d, w, n_higher, rs):
         if rs:
             return 0
         return QCAP_FACTOR * nb + 64
+    if k == B_CB:
+        c = dv
+        if c > CB_CAP:
+            c = CB_CAP
+        return 2 * c + 2
     return 0
 
 
@@ -88,7 +101,7 @@ def _even(x):
     return x + (x & 1)
 
 
-def field_offset(k, d, nb, tb, depth, caph, qcap):
+def field_offset(k, d, nb, tb, depth, caph, qcap, cb):
     """Offset (int32 words from the arena start) of field ``k``; ``K_END`` is the need."""
     o_sg = 0
     o_lst = 5 * nb
@@ -116,7 +129,8 @@ def field_offset(k, d, nb, tb, depth, caph, qcap):
     o_aux = o_parr + nb
     o_aux2 = o_aux + nb
     o_dl = o_aux2 + nb
-    o_lv = _even(o_dl + d)
+    o_cb = o_dl + d
+    o_lv = _even(o_cb + cb)
     o_q = o_lv + depth * NF
     search_end = o_q + qcap
     if k == K_PARR:
@@ -127,6 +141,8 @@ def field_offset(k, d, nb, tb, depth, caph, qcap):
         return o_aux2
     if k == K_DL:
         return o_dl
+    if k == K_CB:
+        return o_cb
     if k == K_LV:
         return o_lv
     if k == K_Q:
@@ -137,13 +153,14 @@ def field_offset(k, d, nb, tb, depth, caph, qcap):
     return _even(end)
 
 
-def task_need(d, w, n_higher, rs):
+def task_need(d, w, n_higher, dv, rs):
     """Arena words the task needs (what the kernel will lay out)."""
-    nb = task_bound(B_NB, d, w, n_higher, rs)
-    return field_offset(K_END, d, nb, task_bound(B_TB, d, w, n_higher, rs),
-                        task_bound(B_DEPTH, d, w, n_higher, rs),
-                        task_bound(B_CAPH, d, w, n_higher, rs),
-                        task_bound(B_QCAP, d, w, n_higher, rs))
+    return field_offset(K_END, d, task_bound(B_NB, d, w, n_higher, dv, rs),
+                        task_bound(B_TB, d, w, n_higher, dv, rs),
+                        task_bound(B_DEPTH, d, w, n_higher, dv, rs),
+                        task_bound(B_CAPH, d, w, n_higher, dv, rs),
+                        task_bound(B_QCAP, d, w, n_higher, dv, rs),
+                        task_bound(B_CB, d, w, n_higher, dv, rs))
 
 
 _FUNCS = ("next_pow2", "task_bound", "_even", "field_offset", "task_need")
@@ -164,20 +181,21 @@ host = compile_with(numba.njit(cache=False))
 _task_need_host = host.task_need
 
 
-def field_table(d, nb, tb, depth, caph, qcap) -> dict:
+def field_table(d, nb, tb, depth, caph, qcap, cb) -> dict:
     """Every field's offset, by name (tests and error messages)."""
-    return {n: int(field_offset(i, d, nb, tb, depth, caph, qcap)) for i, n in enumerate(FIELD_NAMES)}
+    return {n: int(field_offset(i, d, nb, tb, depth, caph, qcap, cb))
+            for i, n in enumerate(FIELD_NAMES)}
 
 
-def needs(deg: np.ndarray, wedges: np.ndarray, n_higher: np.ndarray, rs: bool) -> np.ndarray:
+def needs(deg, wedges, n_higher, dv, rs: bool) -> np.ndarray:
     """Arena words per task (vectorised over tasks)."""
     return _needs(np.asarray(deg, np.int64), np.asarray(wedges, np.int64),
-                  np.asarray(n_higher, np.int64), bool(rs))
+                  np.asarray(n_higher, np.int64), np.asarray(dv, np.int64), bool(rs))
 
 
 @numba.njit(cache=False)
-def _needs(deg, wedges, n_higher, rs):
+def _needs(deg, wedges, n_higher, dv, rs):
     out = np.empty(deg.shape[0], np.int64)
     for i in range(deg.shape[0]):
-        out[i] = _task_need_host(deg[i], wedges[i], n_higher[i], rs)
+        out[i] = _task_need_host(deg[i], wedges[i], n_higher[i], dv[i], rs)
     return out

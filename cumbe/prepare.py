@@ -72,22 +72,28 @@ def _renumber(offU, adjU, offV):
 
 @numba.njit(cache=True)
 def _wedges(noffU, nadjU, offV, epos):
-    """Per candidate: wedges to higher-ranked 2-hop vertices, and the length of all its
-    neighbours' lists (the runs :func:`cumbe.kernel` reads to build a task's slots)."""
+    """Per candidate: wedges to higher-ranked 2-hop vertices, the length of all its
+    neighbours' lists (the runs :func:`cumbe.kernel` reads to build a task's slots), and
+    the longest of those lists."""
     nU = noffU.shape[0] - 1
     w_hi = np.zeros(nU, np.int64)
     w_all = np.zeros(nU, np.int64)
+    dv = np.zeros(nU, np.int64)
     for r in range(nU):
         a = 0
         b = 0
+        m = 0
         for e in range(noffU[r], noffU[r + 1]):
             y = nadjU[e]
             dy = offV[y + 1] - offV[y]
             a += dy - epos[e] - 1
             b += dy  # noRS reads whole lists (v itself is skipped as it is read)
+            if dy > m:
+                m = dy
         w_hi[r] = a
         w_all[r] = b
-    return w_hi, w_all
+        dv[r] = m
+    return w_hi, w_all, dv
 
 
 @numba.njit(cache=True)
@@ -152,6 +158,7 @@ class Prepared:
     task_deg: np.ndarray  # int64
     task_wedges: np.ndarray  # int64, the wedges the task's slots are built from
     n_higher: np.ndarray  # int64, candidates of higher rank (bounds the slots)
+    task_dv: np.ndarray  # int64, the longest neighbour list among the task's neighbours
     n_twins: int
 
     @property
@@ -175,7 +182,7 @@ def prepare(graph: CSRGraph, side: str = "auto", rs: bool = True) -> Prepared:
     adjU = np.ascontiguousarray(adjU, dtype=np.int32)
     offV = np.ascontiguousarray(offV, dtype=np.int64)
     noffU, nadjU, nadjV, epos, orig = _renumber(offU, adjU, offV)
-    w_hi, w_all = _wedges(noffU, nadjU, offV, epos)
+    w_hi, w_all, dv = _wedges(noffU, nadjU, offV, epos)
     dom = _dominated(noffU, nadjU)
     deg = noffU[1:] - noffU[:-1]
     n_u = deg.shape[0]
@@ -187,4 +194,5 @@ def prepare(graph: CSRGraph, side: str = "auto", rs: bool = True) -> Prepared:
     n_higher = (n_u - 1 - tasks).astype(np.int64) if rs else np.full(tasks.size, max(n_u - 1, 0),
                                                                       np.int64)
     return Prepared(noffU, nadjU, offV, nadjV, orig, cand_left, tasks, deg[tasks].astype(np.int64),
-                    wedges[order].astype(np.int64), n_higher, int(dom[deg > 0].sum()))
+                    wedges[order].astype(np.int64), n_higher, dv[tasks].astype(np.int64),
+                    int(dom[deg > 0].sum()))

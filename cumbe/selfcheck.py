@@ -46,7 +46,7 @@ def block_arena(graph, params: dict) -> int:
     prep = prepare(graph, params["side"], rs)
     if prep.tasks.size == 0:
         return 0
-    needs = layout.needs(prep.task_deg, prep.task_wedges, prep.n_higher, rs)
+    needs = layout.needs(prep.task_deg, prep.task_wedges, prep.n_higher, prep.task_dv, rs)
     warps = params["threads"] // 32
     aw = -(-int(needs.max()) // warps)
     return aw + (aw & 1)

@@ -69,19 +69,22 @@ def test_tasks_come_largest_first():
 
 
 @pytest.mark.parametrize("rs", [True, False])
-@pytest.mark.parametrize("d,w,nhi", [(1, 0, 5), (3, 10, 2), (50, 400, 1000), (7, 3, 0)])
-def test_layout_fields_do_not_overlap_and_fit_the_need(rs, d, w, nhi):
-    b = [layout.host.task_bound(k, d, w, nhi, rs) for k in range(layout.NBOUNDS)]
-    nb, tb, depth, caph, qcap = b
-    off = layout.field_table(d, nb, tb, depth, caph, qcap)
+@pytest.mark.parametrize("d,w,nhi,dv", [(1, 0, 5, 1), (3, 10, 2, 4), (50, 400, 1000, 90),
+                                        (7, 3, 0, 20000)])
+def test_layout_fields_do_not_overlap_and_fit_the_need(rs, d, w, nhi, dv):
+    b = [layout.host.task_bound(k, d, w, nhi, dv, rs) for k in range(layout.NBOUNDS)]
+    nb, tb, depth, caph, qcap, cb = b
+    off = layout.field_table(d, nb, tb, depth, caph, qcap, cb)
     sizes = {"SG": nb, "SO": nb, "SL": nb, "KEY": nb, "TAG": nb, "LST": tb, "HK": caph,
              "HC": caph, "PRE": d + 1, "ST": d, "PARR": nb, "AUX": nb, "AUX2": nb, "DL": d,
-             "LV": depth * layout.NF, "Q": qcap}
+             "CB": cb, "LV": depth * layout.NF, "Q": qcap}
     need = off["END"]
-    assert need == layout.host.task_need(d, w, nhi, rs) == layout.needs([d], [w], [nhi], rs)[0]
+    assert need == layout.host.task_need(d, w, nhi, dv, rs)
+    assert need == layout.needs([d], [w], [nhi], [dv], rs)[0]
+    assert cb == 2 * min(dv, layout.CB_CAP) + 2
     assert need % 2 == 0 and off["LV"] % 2 == 0  # 64-bit level sums stay aligned
     persistent = ["SG", "SO", "SL", "KEY", "TAG", "LST"]
-    for view in (["HK", "HC", "PRE", "ST"], ["PARR", "AUX", "AUX2", "DL", "LV", "Q"]):
+    for view in (["HK", "HC", "PRE", "ST"], ["PARR", "AUX", "AUX2", "DL", "CB", "LV", "Q"]):
         spans = sorted((off[n], off[n] + sizes[n]) for n in persistent + view if sizes[n])
         for (a0, a1), (b0, b1) in zip(spans, spans[1:]):
             assert a1 <= b0

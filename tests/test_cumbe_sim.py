@@ -111,3 +111,40 @@ def test_instrumented_phases_cover_every_block_for_the_whole_kernel():
     for variant, (total, workers, kernel_s) in _json.loads(res.stdout.splitlines()[-1]).items():
         assert workers == 2, variant
         assert total >= workers * kernel_s * (1 - 1e-9), variant
+
+
+NORS_LEFT = [
+    0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 3, 4, 4, 4, 4, 4, 4, 4, 5,
+    5, 5, 5, 5, 5, 6, 6, 6, 6, 6, 6, 6, 6, 7, 7, 7, 7, 7, 7, 8, 8, 8, 8, 8, 8, 8, 8, 8, 9,
+    9, 9, 9, 9, 9, 10, 10, 10, 10, 10, 10, 11, 11, 11, 11, 12, 12, 12, 12, 12, 12
+]
+NORS_RIGHT = [
+    0, 3, 4, 6, 10, 12, 1, 3, 7, 9, 11, 12, 4, 7, 10, 11, 1, 2, 5, 6, 12, 0, 1, 2, 3, 6,
+    8, 12, 0, 3, 5, 6, 11, 12, 0, 1, 3, 5, 7, 8, 9, 12, 1, 2, 4, 5, 8, 9, 0, 1, 4, 5, 6,
+    7, 8, 9, 12, 2, 3, 5, 6, 10, 11, 2, 5, 6, 9, 10, 12, 0, 5, 9, 12, 0, 2, 4, 9, 10, 11
+]
+
+
+@pytest.mark.cudasim
+def test_stolen_norS_pieces_count_the_victims_current_branch_as_processed():
+    # H100, 2026-11-23: noRS thieves of a level above the victim's deepest one missed the
+    # vertex whose subtree the victim was in (it joins Q only when that subtree ends), and
+    # counted non-maximal bicliques (98 instead of 96).  Warps steal from each other in
+    # the simulator as blocks do on a GPU.
+    code = (
+        "import json\n"
+        "from mbebench.csr import from_edges\n"
+        "from mbebench.oracle import count_and_fingerprint\n"
+        "from cumbe.engine import run\n"
+        f"g = from_edges({NORS_LEFT!r}, {NORS_RIGHT!r}, 13, 13)\n"
+        "ref = count_and_fingerprint(g)\n"
+        "out = []\n"
+        "for threads, k, eager, side in ((64, 2, 3, 'right'), (128, 24, 3, 'right'),\n"
+        "                               (128, 3, 2, 'left')):\n"
+        "    r = run(g, variant='noRS', threads=threads, k=k, eager_steal=eager, side=side)\n"
+        "    out.append([r.count, r.fingerprint] == list(ref))\n"
+        "print(json.dumps(out))\n"
+    )
+    p = _run(["-c", code], {"NUMBA_ENABLE_CUDASIM": "1"}, timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert json.loads(p.stdout.strip().splitlines()[-1]) == [True, True, True]
