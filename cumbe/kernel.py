@@ -214,6 +214,28 @@ else:
     wsync = cuda.jit(device=True, forceinline=True)(_wsync_impl)
 
 
+def _block_sync_impl():
+    bsync()
+
+
+def _relaxed_load_impl(arr, i, j):
+    return load_relaxed(arr, i, j)
+
+
+def _clock_impl():
+    return clock64()
+
+
+# The intrinsics wrapped in module-level device functions, which the kernel's closures
+# use instead: numba keys its disk cache by a pickle of the closures, and an intrinsic
+# reached from a closure pickles with a fresh uuid in every process, so every run
+# compiled the kernel again (~40 s).
+_dev = cuda.jit(device=True, **({} if SIM else {"forceinline": True}))
+block_sync = _dev(_block_sync_impl)
+relaxed_load = _dev(_relaxed_load_impl)
+clock = _dev(_clock_impl)
+
+
 _CACHE: dict = {}
 MAX_THREADS = 512
 
@@ -355,7 +377,7 @@ def build(rs=True, es=True, ws=True, instr=False, threads=128, cache=True):
         if MODE == MODE_WARP:
             gsync = wsync
         else:
-            gsync = bsync
+            gsync = block_sync
 
         @dev
         def offsets_to_shared(sh, g, gl, d, nb, tb, depth, caph, qcap, cb):
@@ -592,7 +614,7 @@ def build(rs=True, es=True, ws=True, instr=False, threads=128, cache=True):
                 start = me % npub if npub > 0 else 0
                 for off in range(cur + gl, npub, G):
                     w = pl[pprev, (start + off) % npub]
-                    if load_relaxed(pn, pprev, w) > 0:
+                    if relaxed_load(pn, pprev, w) > 0:
                         cuda.atomic.min(sh, (g, S_FOUND), I32(off))
                         cuda.atomic.add(sh, (g, S_NNE), 1)
                 gsync()
@@ -1071,7 +1093,7 @@ def build(rs=True, es=True, ws=True, instr=False, threads=128, cache=True):
             nodes = I64(0)
             t_last = I64(0)
             if INSTR and gl % WARP == 0:
-                t_last = clock64()
+                t_last = clock()
             while True:
                 gsync()
                 if gl == 0:
@@ -1088,7 +1110,7 @@ def build(rs=True, es=True, ws=True, instr=False, threads=128, cache=True):
                     # (test hook: eager >= 2 publishes only from level eager - 1 down)
                     if interruptible and sh[g, S_PUB] == 0 and lv0 >= 0 and (
                             eager < 2 or lv0 >= eager - 1):
-                        sh[g, S_STOP] = load_relaxed(ctl, phase, CTL_FIXED + stage)
+                        sh[g, S_STOP] = relaxed_load(ctl, phase, CTL_FIXED + stage)
                 gsync()
                 l = sh[g, S_LVL]
                 if l < 0:
@@ -1118,7 +1140,7 @@ def build(rs=True, es=True, ws=True, instr=False, threads=128, cache=True):
                     if gl == 0:
                         sh[g, S_LVL] = -1
                         if INSTR:
-                            t = clock64()
+                            t = clock()
                             phl[PH_STEAL] += t - t_last
                             t_last = t
                     continue
@@ -1142,7 +1164,7 @@ def build(rs=True, es=True, ws=True, instr=False, threads=128, cache=True):
                     A[lv + F_X] = x
                     A[lv + F_LASTMIN] = kl
                     if INSTR:
-                        t = clock64()
+                        t = clock()
                         phl[PH_SEL] += t - t_last
                         t_last = t
                 npc = pc - 1
@@ -1152,14 +1174,14 @@ def build(rs=True, es=True, ws=True, instr=False, threads=128, cache=True):
                 build_lprime(A, sh, shu, g, gl, R, adjU, base, x, kl, l + 1, cand_left)
                 gsync()
                 if INSTR and gl % WARP == 0:
-                    t = clock64()
+                    t = clock()
                     phl[PH_LPRIME] += t - t_last
                     t_last = t
                 # ---------- maximal expansion: counts, R', P' ----------
                 expand(A, sh, shu, g, gl, R, l, npc, nid, kl, orig, cand_left)
                 gsync()
                 if INSTR and gl % WARP == 0:
-                    t = clock64()
+                    t = clock()
                     phl[PH_EXPAND] += t - t_last
                     t_last = t
                 nabs = sh[g, S_NABS]
@@ -1180,7 +1202,7 @@ def build(rs=True, es=True, ws=True, instr=False, threads=128, cache=True):
                 gsync()
                 nonmax = sh[g, S_NONMAX]
                 if INSTR and gl % WARP == 0:
-                    t = clock64()
+                    t = clock()
                     phl[PH_CHECK] += t - t_last
                     t_last = t
                 push = nonmax == 0 and np_ > 0
@@ -1234,11 +1256,11 @@ def build(rs=True, es=True, ws=True, instr=False, threads=128, cache=True):
                         else:
                             err[0] = ERR_QCAP
                 if INSTR and gl % WARP == 0:
-                    t = clock64()
+                    t = clock()
                     phl[PH_EXPAND] += t - t_last
                     t_last = t
             if INSTR and gl % WARP == 0:
-                t = clock64()
+                t = clock()
                 phl[PH_OTHER] += t - t_last
             return count, fp, nodes
 
@@ -1262,14 +1284,14 @@ def build(rs=True, es=True, ws=True, instr=False, threads=128, cache=True):
             gsync()
             t_last = I64(0)
             if INSTR and gl % WARP == 0:
-                t_last = clock64()
+                t_last = clock()
             while True:
                 # First-level tasks first, in every stage: a stage normally starts with none
                 # left (the stop signal is raised once the last one is taken), but the test
                 # switch ``eager`` raises it early, and the tasks left over must still run.
                 if gl == 0:
                     r = I32(0x7FFFFFFF)
-                    if stage == 1 or load_relaxed(ctl, phase, C_TASK) < ntask:
+                    if stage == 1 or relaxed_load(ctl, phase, C_TASK) < ntask:
                         r = cuda.atomic.add(ctl, (phase, C_TASK), 1)
                     if WS and stage == 1 and (r >= ntask - 1 or eager != 0):
                         cuda.atomic.max(ctl, (phase, CTL_FIXED + 1), 1)
@@ -1285,7 +1307,7 @@ def build(rs=True, es=True, ws=True, instr=False, threads=128, cache=True):
                         accf[0] += combine_sides(A64[(R + sh[g, S_OFF + K_LV] + F_SUM) >> 1],
                                                  shu[g, U_SUML], cand_left)
                     if INSTR and gl % WARP == 0:
-                        t = clock64()
+                        t = clock()
                         phl[PH_FETCH] += t - t_last
                         t_last = t
                     if c0 == 0:
@@ -1302,7 +1324,7 @@ def build(rs=True, es=True, ws=True, instr=False, threads=128, cache=True):
                         accf[0] += f
                         acc[1] += nn
                     if INSTR and gl % WARP == 0:
-                        t = clock64()
+                        t = clock()
                         phl[PH_STEAL] += t - t_last
                         t_last = t
                 if gl == 0:
@@ -1311,7 +1333,7 @@ def build(rs=True, es=True, ws=True, instr=False, threads=128, cache=True):
                                   sh, sh64, shu, g, gl, me, par, phase, kst, stage,
                                   interruptible, cand_left, err, phl)
                 if INSTR and gl % WARP == 0:
-                    t_last = clock64()
+                    t_last = clock()
                 if gl == 0:
                     acc[0] += c
                     accf[0] += f
@@ -1353,7 +1375,7 @@ def build(rs=True, es=True, ws=True, instr=False, threads=128, cache=True):
         t_start = I64(0)
         t_last = I64(0)
         if INSTR and lane == 0:
-            t_start = clock64()
+            t_start = clock()
         bsync()
         # phase 0: the tasks too big for a warp, one block each (its warps' arenas joined)
         if nt0 > 0:
@@ -1361,11 +1383,11 @@ def build(rs=True, es=True, ws=True, instr=False, threads=128, cache=True):
                 if stage > 1:
                     bsync()
                     if INSTR and lane == 0:
-                        t_last = clock64()
+                        t_last = clock()
                     wsync()
                     cuda.cg.this_grid().sync()
                     if INSTR and lane == 0:
-                        phl[PH_IDLE] += clock64() - t_last
+                        phl[PH_IDLE] += clock() - t_last
                     if tid == 0:
                         sh[NW, S_DONE] = cuda.atomic.add(ctl, (0, CTL_FIXED + (kst + 2) + stage - 1), 0)
                     bsync()
@@ -1377,22 +1399,22 @@ def build(rs=True, es=True, ws=True, instr=False, threads=128, cache=True):
                 bsync()
             bsync()
             if INSTR and lane == 0:
-                t_last = clock64()
+                t_last = clock()
             wsync()
             cuda.cg.this_grid().sync()  # the warps reuse the same arenas
             if INSTR and lane == 0:
-                phl[PH_IDLE] += clock64() - t_last
+                phl[PH_IDLE] += clock() - t_last
         # phase 1: every other task, one warp each
         me = b * NW + warp
         for stage in range(1, nst + 1):
             if stage > 1:
                 bsync()
                 if INSTR and lane == 0:
-                    t_last = clock64()
+                    t_last = clock()
                 wsync()
                 cuda.cg.this_grid().sync()
                 if INSTR and lane == 0:
-                    phl[PH_IDLE] += clock64() - t_last
+                    phl[PH_IDLE] += clock() - t_last
                 if tid == 0:
                     sh[NW, S_DONE] = cuda.atomic.add(ctl, (1, CTL_FIXED + (kst + 2) + stage - 1), 0)
                 bsync()
@@ -1408,7 +1430,7 @@ def build(rs=True, es=True, ws=True, instr=False, threads=128, cache=True):
             cuda.atomic.add(res, 1, acc[1])
             cuda.atomic.add(res, 2, acc[2])
             if INSTR:
-                t = clock64()
+                t = clock()
                 wk = b * NW + warp
                 for i in range(NPH):
                     ph_out[wk, i] = phl[i]
