@@ -60,6 +60,9 @@ def _cmd_convert(a) -> None:
         out_meta=Path(a.out_meta),
         archive=Path(a.archive) if a.archive else None,
         edges=Path(a.edges) if a.edges else None,
+        sha256=a.sha256 or None,
+        allow_non_bipartite=a.allow_non_bipartite,
+        **_given(max_member_bytes=_bytes(a.max_member_gib)),
     )
 
 
@@ -134,6 +137,12 @@ def build_parser() -> argparse.ArgumentParser:
     src.add_argument("--edges")
     c.add_argument("--out-csr", required=True)
     c.add_argument("--out-meta", required=True)
+    c.add_argument("--sha256", default="",
+                   help="expected SHA-256 of the edge list (the --edges file or the out.* member)")
+    c.add_argument("--max-member-gib", type=float,
+                   help="refuse archives with a member larger than this (default 16)")
+    c.add_argument("--allow-non-bipartite", action="store_true",
+                   help="read a '%% sym'/'%% asym' KONECT file's two columns as the two sides")
     c.set_defaults(func=_cmd_convert)
 
     r = sub.add_parser("run", help="run one engine on one CSR file, write one result row")
