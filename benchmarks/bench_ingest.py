@@ -3,6 +3,7 @@
     python benchmarks/bench_ingest.py speed [--repeats 7]
     python benchmarks/bench_ingest.py rss --lines 10000000 [--file /tmp/mbe-edges-10M.txt]
     python benchmarks/bench_ingest.py digests
+    python benchmarks/bench_ingest.py ab --old /tmp/mbe-old/mbebench/konect.py
 
 ``speed``: median seconds of ``parse_edge_list`` on every ``out.*`` file of the
 KONECT mirror (after one warm-up parse).  ``rss``: writes a KONECT edge list of
@@ -11,7 +12,9 @@ converts it to CSR) in a fresh interpreter; the peak RSS above that
 interpreter's RSS after its imports, divided by the line count, is the cost
 per edge line.  ``digests``: SHA-256 of the CSR that ``convert`` writes for
 every mirror archive (the regression check that a parser change keeps the
-output byte for byte).
+output byte for byte).  ``ab``: this checkout's parser and another copy of
+``konect.py`` (e.g. an older commit's) timed alternately on the same files, in
+one process, so that both see the same machine load.
 """
 
 from __future__ import annotations
@@ -56,6 +59,34 @@ def speed(mirror: Path, repeats: int) -> None:
                 times.append(time.perf_counter() - t)
             print(f"{name:32s} {el.n_lines:>9d} lines  median {statistics.median(times):.4f} s"
                   f"  min {min(times):.4f} s")
+
+
+def ab(mirror: Path, old_konect: Path, repeats: int, names: list[str]) -> None:
+    import importlib.util
+
+    from mbebench import konect as new
+
+    spec = importlib.util.spec_from_file_location("old_konect", old_konect)
+    old = importlib.util.module_from_spec(spec)
+    sys.modules["old_konect"] = old  # dataclasses look their module up there
+    spec.loader.exec_module(old)
+    archives = _mirror_archives(mirror)
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in names or archives:
+            with tarfile.open(archives[name], "r:bz2") as tf:
+                (m,) = [m for m in tf.getmembers() if Path(m.name).name.startswith("out.")]
+                path = Path(tmp) / name
+                path.write_bytes(tf.extractfile(m).read())
+            times = {"old": [], "new": []}
+            for i in range(repeats + 2):
+                for label, mod in (("new", new), ("old", old)):
+                    t = time.perf_counter()
+                    mod.parse_edge_list(path)
+                    if i >= 2:  # two warm-up rounds
+                        times[label].append(time.perf_counter() - t)
+            print(f"{name:28s}" + "".join(
+                f"  {k} median {statistics.median(v):.4f} s min {min(v):.4f} s"
+                for k, v in times.items()))
 
 
 def write_edge_list(path: Path, lines: int) -> None:
@@ -134,17 +165,21 @@ def main() -> None:
     import mbebench
 
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    p.add_argument("what", choices=["speed", "rss", "digests"])
+    p.add_argument("what", choices=["speed", "rss", "digests", "ab"])
     p.add_argument("--mirror", type=Path, default=MIRROR)
     p.add_argument("--repeats", type=int, default=7)
     p.add_argument("--lines", type=int, default=10_000_000)
     p.add_argument("--file", type=Path)
-    a = p.parse_args()
+    p.add_argument("--old", type=Path, help="the other konect.py, for ab")
+    p.add_argument("names", nargs="*", help="mirror files for ab (default: all)")
+    a = p.parse_intermixed_args()
     print(f"mbebench from {Path(mbebench.__file__).parent}")
     if a.what == "speed":
         speed(a.mirror, a.repeats)
     elif a.what == "rss":
         rss(a.lines, a.file)
+    elif a.what == "ab":
+        ab(a.mirror, a.old, a.repeats, a.names)
     else:
         digests(a.mirror)
 
