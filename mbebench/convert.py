@@ -79,9 +79,12 @@ def convert(
         with tempfile.TemporaryDirectory(prefix=f".{out_csr.name}.", dir=out_csr.parent) as tmp:
             edge_file = Path(tmp) / "edges"
             with _naming(dataset, f"extracting the edge list of {archive} into {edge_file}"):
-                member = extract_edge_list(
-                    archive, edge_file, dataset=dataset, max_member_bytes=max_member_bytes
-                )["member"]
+                try:
+                    member = extract_edge_list(
+                        archive, edge_file, dataset=dataset, max_member_bytes=max_member_bytes
+                    )["member"]
+                except ArchiveError as e:
+                    raise _with_download_hint(e, archive) from None
             meta = _convert_file(dataset, edge_file, member, out_csr, want, parse)
     else:
         meta = _convert_file(dataset, Path(edges), Path(edges).name, out_csr, want, parse)
@@ -111,6 +114,16 @@ def _naming(dataset: str, action: str):
         if e.filename and str(e.filename) not in action:
             detail += f" ({e.filename})"
         raise ConvertIOError(f"dataset {dataset!r}: {action} failed: {detail}") from None
+
+
+def _with_download_hint(e: ArchiveError, archive: Path) -> ArchiveError:
+    # A download kept by an older version (which did not check archives) would
+    # otherwise fail here on every run: say how to get rid of it.
+    sidecar = archive.with_name(archive.name + ".sha256")
+    if not sidecar.exists():
+        return e
+    hint = f"; delete it and {sidecar.name} to download it again"
+    return ArchiveError(f"{e}{hint}", reason=f"{e.reason}{hint}", truncated=e.truncated)
 
 
 def _one_line(e: BaseException) -> str:

@@ -119,6 +119,23 @@ def test_archive_error_keeps_previous_outputs(tmp_path, out):
     assert files_in(out[0].parent) == ["toy.csr", "toy.json"]
 
 
+def test_bad_cached_download_says_how_to_get_rid_of_it(tmp_path, out):
+    # An HTML page that an older version saved as the archive, with its sidecar.
+    bad = tmp_path / "downloads" / "toy.tar.bz2"
+    bad.parent.mkdir()
+    bad.write_text("<html>portal</html>")
+    (bad.parent / "toy.tar.bz2.sha256").write_text("x  toy.tar.bz2\n")
+    with pytest.raises(ArchiveError) as exc:
+        convert("Toy", out_csr=out[0], out_meta=out[1], archive=bad)
+    msg = str(exc.value)
+    assert msg.startswith(f"dataset 'Toy': archive {bad}: not a tar.bz2 archive")
+    assert msg.endswith("; delete it and toy.tar.bz2.sha256 to download it again")
+    (bad.parent / "toy.tar.bz2.sha256").unlink()  # not a download: no hint
+    with pytest.raises(ArchiveError) as exc:
+        convert("Toy", out_csr=out[0], out_meta=out[1], archive=bad)
+    assert "delete" not in str(exc.value)
+
+
 def test_meta_failure_removes_csr(tmp_path, out):
     src = tmp_path / "out.toy"
     src.write_bytes(EDGES)
