@@ -6,6 +6,8 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
+import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -39,3 +41,33 @@ def write_text(path: str | os.PathLike, text: str) -> None:
 
 def write_json(path: str | os.PathLike, obj) -> None:
     write_text(path, json.dumps(obj, indent=2, sort_keys=True) + "\n")
+
+
+def remove_stale_temps(path: str | os.PathLike) -> list[Path]:
+    """Remove what a killed writer of ``path`` left beside it; return the removed paths.
+
+    ``atomic_path`` temp files (``.<name>.XXXXXXXX.tmp``) and temp folders made
+    with ``tempfile`` and the prefix ``.<name>.`` survive a ``kill -9``; a
+    later writer of the same ``path`` calls this first, so they do not pile
+    up.  The exact pattern (8 random characters) never matches another
+    file's temps.  Only call it when no other process is writing ``path``.
+    """
+    path = Path(path)
+    pattern = re.compile(rf"\.{re.escape(path.name)}\.[a-z0-9_]{{8}}(\.tmp)?")
+    removed = []
+    try:
+        candidates = list(path.parent.iterdir())
+    except FileNotFoundError:
+        return removed
+    for p in candidates:
+        m = pattern.fullmatch(p.name)
+        if not m:
+            continue
+        if m.group(1) and p.is_file():
+            p.unlink(missing_ok=True)
+        elif not m.group(1) and p.is_dir() and not p.is_symlink():
+            shutil.rmtree(p, ignore_errors=True)
+        else:
+            continue
+        removed.append(p)
+    return removed

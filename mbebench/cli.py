@@ -8,13 +8,36 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 from pathlib import Path
+
+GIB = 1 << 30
+
+
+class _Interrupted(BaseException):
+    """SIGTERM/SIGHUP/SIGINT as an exception, so that temp files are removed on the way out."""
+
+    def __init__(self, message: str, signum: int):
+        super().__init__(message)
+        self.signum = signum
+
+
+def _clean_exit_on_signals(dataset: str) -> None:
+    # By default SIGTERM (what Snakemake and schedulers send) ends the process
+    # on the spot and leaves a half-written temp file behind.
+    def handler(signum, frame):
+        name = signal.Signals(signum).name
+        raise _Interrupted(f"dataset {dataset!r}: interrupted by {name}", signum)
+
+    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        signal.signal(sig, handler)
 
 
 def _cmd_download(a) -> None:
     from mbebench.download import fetch
 
+    _clean_exit_on_signals(a.dataset)
     fetch(
         a.url,
         Path(a.out),
@@ -23,19 +46,33 @@ def _cmd_download(a) -> None:
         connect_timeout=a.connect_timeout,
         read_timeout=a.read_timeout,
         retries=a.retries,
+        **_given(deadline_s=a.deadline, max_member_bytes=_bytes(a.max_member_gib)),
     )
 
 
 def _cmd_convert(a) -> None:
     from mbebench.convert import convert
 
+    _clean_exit_on_signals(a.dataset)
     convert(
         a.dataset,
         out_csr=Path(a.out_csr),
         out_meta=Path(a.out_meta),
         archive=Path(a.archive) if a.archive else None,
         edges=Path(a.edges) if a.edges else None,
+        sha256=a.sha256 or None,
+        allow_non_bipartite=a.allow_non_bipartite,
+        **_given(max_member_bytes=_bytes(a.max_member_gib)),
     )
+
+
+def _given(**kw) -> dict:
+    """The options given on the command line; the library's defaults hold for the rest."""
+    return {k: v for k, v in kw.items() if v is not None}
+
+
+def _bytes(gib: float | None) -> int | None:
+    return None if gib is None else int(gib * GIB)
 
 
 def _cmd_run(a) -> None:
@@ -87,6 +124,10 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--connect-timeout", type=float, default=10)
     d.add_argument("--read-timeout", type=float, default=120)
     d.add_argument("--retries", type=int, default=3)
+    d.add_argument("--deadline", type=float,
+                   help="seconds for the whole download, all attempts included (default 7200)")
+    d.add_argument("--max-member-gib", type=float,
+                   help="refuse archives with a member larger than this (default 16)")
     d.set_defaults(func=_cmd_download)
 
     c = sub.add_parser("convert", help="KONECT archive or edge list -> binary CSR")
@@ -96,6 +137,12 @@ def build_parser() -> argparse.ArgumentParser:
     src.add_argument("--edges")
     c.add_argument("--out-csr", required=True)
     c.add_argument("--out-meta", required=True)
+    c.add_argument("--sha256", default="",
+                   help="expected SHA-256 of the edge list (the --edges file or the out.* member)")
+    c.add_argument("--max-member-gib", type=float,
+                   help="refuse archives with a member larger than this (default 16)")
+    c.add_argument("--allow-non-bipartite", action="store_true",
+                   help="read a '%% sym'/'%% asym' KONECT file's two columns as the two sides")
     c.set_defaults(func=_cmd_convert)
 
     r = sub.add_parser("run", help="run one engine on one CSR file, write one result row")
@@ -127,6 +174,9 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         args.func(args)
+    except _Interrupted as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 128 + e.signum
     except SystemExit:
         raise
     except Exception as e:  # one clear line for the user; the traceback helps nobody here

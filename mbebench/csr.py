@@ -120,20 +120,56 @@ def from_edges(left, right, n_left: int | None = None, n_right: int | None = Non
     return CSRGraph(n_left, n_right, int(left.size), lo, li, ro, ri)
 
 
+def _offsets(src: np.ndarray, n_src: int) -> np.ndarray:
+    offsets = np.zeros(n_src + 1, dtype=OFFSET_DTYPE)
+    np.cumsum(np.bincount(src, minlength=n_src), out=offsets[1:])
+    return offsets
+
+
+def from_sorted_edges(left, right, n_left: int, n_right: int) -> CSRGraph:
+    """The graph of distinct edges already sorted by (left, right), as
+    :func:`mbebench.konect.parse_edge_list` returns them.
+
+    Same result as :func:`from_edges` for such input, in a fraction of its
+    memory: the left side is the input as it stands (``right`` becomes
+    ``left_indices`` without a copy when it is int32), and only the right
+    side is sorted, as one array of 8-byte keys.  Unsorted or repeated edges
+    give a wrong graph, not an error: callers guarantee the order.
+    """
+    left = np.asarray(left).ravel()
+    right = np.asarray(right).ravel()
+    if left.shape != right.shape:
+        raise ValueError("left and right edge arrays differ in length")
+    if n_left > MAX_VERTICES or n_right > MAX_VERTICES:
+        raise ValueError("too many vertices for int32 indices")
+    lo = _offsets(left, n_left)
+    li = right.astype(INDEX_DTYPE, copy=False)
+    ro = _offsets(right, n_right)
+    key = right.astype(np.int64)
+    key *= max(n_left, 1)
+    key += left
+    key.sort()
+    key %= max(n_left, 1)
+    ri = key.astype(INDEX_DTYPE)
+    return CSRGraph(n_left, n_right, int(left.size), lo, li, ro, ri)
+
+
 def _pad(n: int) -> int:
     return (-n) % 8
 
 
 def _payload_parts(g: CSRGraph):
+    # The arrays themselves (no byte copies): the CRC and the file write both
+    # read numpy's buffer, so writing needs no memory beyond the graph.
     for arr, dtype in (
         (g.left_offsets, OFFSET_DTYPE),
         (g.left_indices, INDEX_DTYPE),
         (g.right_offsets, OFFSET_DTYPE),
         (g.right_indices, INDEX_DTYPE),
     ):
-        data = np.ascontiguousarray(arr, dtype=dtype).tobytes()
+        data = np.ascontiguousarray(arr, dtype=dtype)
         yield data
-        yield b"\x00" * _pad(len(data))
+        yield b"\x00" * _pad(data.nbytes)
 
 
 def write_csr(g: CSRGraph, path: str | os.PathLike) -> None:

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from mbebench.archive import ArchiveError, extract_edge_list
+from mbebench import archive
+from mbebench.archive import ArchiveError, check_archive, extract_edge_list
 
 EDGES = b"% bip unweighted\n1 1\n1 2\n2 1\n"
 
@@ -171,3 +172,92 @@ def test_every_mirror_archive_has_one_edge_list(konect_mirror, tmp_path):
 
 def _leftovers(folder: Path) -> list[str]:
     return sorted(p.name for p in folder.iterdir())
+
+
+# ---------------------------------------------------------------------------
+# Bounded memory and disk on any archive.
+
+
+def test_member_over_the_limit_is_refused_from_its_header(tmp_path):
+    # The header claims 1 TiB and no data follows: a listing that read (or
+    # seeked over) the data before checking the size would not stop here.
+    arc = tmp_path / "a.tar.bz2"
+    with tarfile.open(arc, "w:bz2") as tf:
+        ti = tarfile.TarInfo("toy/out.toy")
+        ti.size = 2**40
+        tf.addfile(ti)
+    dest = tmp_path / "d"
+    with pytest.raises(ArchiveError) as exc:
+        extract_edge_list(arc, dest, dataset="Toy", max_member_bytes=16 << 30)
+    assert f"member 'toy/out.toy' is {2**40} bytes, over the limit of {16 << 30}" in str(exc.value)
+    assert "'Toy'" in str(exc.value) and not exc.value.truncated
+    assert not dest.exists()
+
+
+def test_bzip2_bomb_is_refused_before_extraction(tmp_path):
+    # 8 MiB of zeros compress to a few hundred bytes.
+    arc = make_archive(tmp_path / "a.tar.bz2", [_info("toy/out.toy", bytes(8 << 20))])
+    assert arc.stat().st_size < 2000
+    with pytest.raises(ArchiveError, match="over the limit of 1048576"):
+        extract_edge_list(arc, tmp_path / "d", dataset="Toy", max_member_bytes=1 << 20)
+    assert _leftovers(tmp_path) == ["a.tar.bz2"]
+    assert extract_edge_list(arc, tmp_path / "d", dataset="Toy")["bytes"] == 8 << 20
+
+
+def test_any_oversized_member_is_refused(tmp_path):
+    # Listing decompresses every member: a huge README costs as much as a huge edge list.
+    members = good_members() + [_info("toy/README.big", bytes(4096))]
+    arc = make_archive(tmp_path / "a.tar.bz2", members)
+    with pytest.raises(ArchiveError, match="'toy/README.big' is 4096 bytes, over the limit"):
+        extract_edge_list(arc, tmp_path / "d", dataset="Toy", max_member_bytes=1000)
+
+
+def test_oversized_long_name_is_refused(tmp_path):
+    # tarfile reads a GNU long-name block whole, however large its header says it is.
+    members = [_info("toy/" + "n" * (2 << 20)), *good_members()]
+    arc = make_archive(tmp_path / "a.tar.bz2", members, mode="w:bz2")
+    _expect_error(arc, tmp_path / "d", "metadata block claims")
+
+
+def test_too_many_members_is_refused(tmp_path, monkeypatch):
+    monkeypatch.setattr(archive, "MAX_MEMBERS", 20)
+    members = good_members() + [_info(f"toy/empty{i}") for i in range(30)]
+    arc = make_archive(tmp_path / "a.tar.bz2", members)
+    _expect_error(arc, tmp_path / "d", "more than 20 members")
+
+
+def test_cut_in_the_last_bytes_is_truncated(tmp_path, good):
+    # The tar part is complete; only the bzip2 end marker is missing.
+    bad = tmp_path / "cut.tar.bz2"
+    bad.write_bytes(good.read_bytes()[:-2])
+    dest = tmp_path / "d"
+    msg = _expect_error(bad, dest, "truncated archive")
+    assert "not a bzip2" not in msg
+    assert not dest.exists()
+    with pytest.raises(ArchiveError) as exc:
+        check_archive(bad)
+    assert exc.value.truncated and str(exc.value).startswith("truncated archive")
+
+
+@pytest.mark.parametrize("cut", [0.3, 0.6, 0.95])
+def test_truncation_is_named_as_such(tmp_path, cut):
+    # Formerly "not a tar.bz2 archive (not a bzip2 file)" for a cut download.
+    big = b"".join(f"{i % 997 + 1} {i * 7 % 991 + 1}\n".encode() for i in range(50000))
+    arc = make_archive(tmp_path / "a.tar.bz2", [_info("toy/out.toy", big)])
+    bad = tmp_path / "cut.tar.bz2"
+    bad.write_bytes(arc.read_bytes()[: int(arc.stat().st_size * cut)])
+    msg = _expect_error(bad, tmp_path / "d", "truncated archive")
+    assert "not a" not in msg
+
+
+def test_check_archive_returns_the_edge_list_member(good):
+    assert check_archive(good).name == "toy/out.toy"
+
+
+def test_check_archive_reason_has_no_prefix(tmp_path):
+    html = tmp_path / "a.tar.bz2"
+    html.write_text("<html>login</html>")
+    with pytest.raises(ArchiveError) as exc:
+        check_archive(html)
+    assert str(exc.value) == exc.value.reason
+    assert exc.value.reason.startswith("not a tar.bz2 archive") and not exc.value.truncated

@@ -148,3 +148,30 @@ def test_from_edges_validation():
         from_edges([0], [0, 1])
     g = from_edges([1, 1, 0], [2, 2, 0])
     assert (g.n_left, g.n_right, g.n_edges) == (2, 3, 2)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_from_sorted_edges_gives_the_same_file_as_from_edges(tmp_path, seed):
+    # The converter's lean path: same bytes as the general builder on sorted, distinct edges.
+    rng = np.random.default_rng(seed)
+    n_left, n_right = int(rng.integers(1, 60)), int(rng.integers(1, 60))
+    m = int(rng.integers(0, 400))
+    key = np.unique(rng.integers(0, n_left, m) * n_right + rng.integers(0, n_right, m))
+    left, right = (key // n_right).astype(np.int32), (key % n_right).astype(np.int32)
+    write_csr(from_edges(left, right, n_left, n_right), tmp_path / "a.csr")
+    write_csr(csr.from_sorted_edges(left, right, n_left, n_right), tmp_path / "b.csr")
+    assert (tmp_path / "a.csr").read_bytes() == (tmp_path / "b.csr").read_bytes()
+
+
+def test_file_layout_is_header_then_padded_arrays(good):
+    # write_csr streams numpy's buffers: the bytes must still be exactly the documented layout.
+    g = read_csr(good)
+    parts = []
+    for arr, dtype in ((g.left_offsets, "<i8"), (g.left_indices, "<i4"),
+                       (g.right_offsets, "<i8"), (g.right_indices, "<i4")):
+        data = np.asarray(arr, dtype=dtype).tobytes()
+        parts.append(data + b"\0" * (-len(data) % 8))
+    payload = b"".join(parts)
+    header = struct.pack("<8sIIQQQ4s4sI12x", b"MBECSR\0\0", csr.FORMAT_VERSION, 64, 4, 5, 6,
+                         b"<i8\0", b"<i4\0", zlib.crc32(payload))
+    assert good.read_bytes() == header + payload

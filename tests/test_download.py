@@ -9,7 +9,14 @@ from __future__ import annotations
 
 import hashlib
 import http.server
+import io
+import os
+import resource
+import signal
 import socket
+import subprocess
+import sys
+import tarfile
 import threading
 import time
 from collections import Counter
@@ -19,8 +26,23 @@ import pytest
 
 from mbebench.download import DownloadError, fetch, konect_url
 
-BODY = b"% bip unweighted\n" + b"".join(f"{i} {i % 7 + 1}\n".encode() for i in range(1, 3000))
+
+def tar_bz2(edges: bytes, name: str = "toy") -> bytes:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:bz2") as tf:
+        ti = tarfile.TarInfo(f"{name}/out.{name}")
+        ti.size = len(edges)
+        tf.addfile(ti, io.BytesIO(edges))
+    return buf.getvalue()
+
+
+EDGES = b"% bip unweighted\n" + b"".join(
+    f"{i} {i * 7919 % 2999 + 1}\n".encode() for i in range(1, 3000)
+)
+BODY = tar_bz2(EDGES)  # a real KONECT-shaped archive: downloads are checked for being one
+assert len(BODY) > 2000
 BIG = bytes(range(256)) * (6 * 1024 * 1024 // 256 + 1)  # > 5 MB: progress lines
+HTML = b"<html><head><title>Sign in to the hotel Wi-Fi</title></head></html>\n"
 READ_TIMEOUT = 0.3
 FAST = {"connect_timeout": 2, "read_timeout": READ_TIMEOUT, "backoff": 0, "retries": 3}
 
@@ -99,10 +121,51 @@ def _no_length(h, n):
     h.close_connection = True
 
 
+def _portal(h, n):
+    # A captive portal: status 200, a complete body, but an HTML page.
+    h._send(200, HTML, headers=[("Content-Type", "text/html")])
+
+
+def _cut_no_length(h, n):
+    # The connection drops mid-stream and no Content-Length tells the client.
+    h.send_response(200)
+    h.end_headers()
+    h.wfile.write(BODY[: len(BODY) - 50])
+    h.close_connection = True
+
+
+def _cut_no_length_once(h, n):
+    _cut_no_length(h, n) if n == 1 else _no_length(h, n)
+
+
+TRICKLE_GAP = 0.05
+
+
+def _trickle_body(h, n):
+    # One byte at a time, each well within the read timeout: only a total deadline stops it.
+    h.send_response(200)
+    h.send_header("Content-Length", str(len(BODY)))
+    h.end_headers()
+    for i in range(len(BODY)):
+        h.wfile.write(BODY[i : i + 1])
+        h.wfile.flush()
+        time.sleep(TRICKLE_GAP)
+
+
+def _trickle_headers(h, n):
+    h.wfile.write(b"HTTP/1.0 200 OK\r\nX-Slow: ")
+    for _ in range(400):
+        h.wfile.write(b"a")
+        h.wfile.flush()
+        time.sleep(TRICKLE_GAP)
+
+
 ROUTES = {
     "/ok": _ok, "/big": _big, "/flaky": _flaky, "/500": _always_500, "/403": _forbidden,
     "/truncate": _truncate, "/truncate-once": _truncate_once, "/stall-body": _stall_body,
-    "/stall-headers": _stall_headers, "/no-length": _no_length,
+    "/stall-headers": _stall_headers, "/no-length": _no_length, "/portal": _portal,
+    "/cut-no-length": _cut_no_length, "/cut-no-length-once": _cut_no_length_once,
+    "/trickle-body": _trickle_body, "/trickle-headers": _trickle_headers,
 }
 
 
@@ -253,7 +316,9 @@ def test_unknown_length_is_accepted(server, folder):
     assert meta["bytes"] == len(BODY)
 
 
-@pytest.mark.parametrize("route", ["/500/k7", "/truncate", "/ok/k8", "/stall-body", "/403"])
+@pytest.mark.parametrize(
+    "route", ["/500/k7", "/truncate", "/ok/k8", "/stall-body", "/403", "/portal", "/cut-no-length"]
+)
 def test_failure_keeps_existing_dest_and_sidecar(server, folder, route):
     dest = folder / "a"
     dest.write_bytes(b"old good file")
@@ -274,7 +339,8 @@ def test_success_replaces_existing_dest(server, folder):
 
 
 def test_progress_for_big_files(server, folder, capsys):
-    fetch(f"{server}/big", folder / "big", dataset="Toy", sha256=sha(BIG), **FAST)
+    fetch(f"{server}/big", folder / "big", dataset="Toy", sha256=sha(BIG), check_archive_file=False,
+          **FAST)
     lines = [ln for ln in capsys.readouterr().err.splitlines() if "%" in ln]
     assert 5 <= len(lines) <= 11
     assert lines[-1].startswith("dataset 'Toy': 100% of")
@@ -283,6 +349,174 @@ def test_progress_for_big_files(server, folder, capsys):
 def test_no_progress_for_small_files(server, folder, capsys):
     fetch(f"{server}/ok", folder / "a", dataset="Toy", **FAST)
     assert capsys.readouterr().err == ""
+
+
+# ---------------------------------------------------------------------------
+# Nothing untrustworthy is cached: the file must be a readable archive.
+
+
+def test_html_page_with_status_200_is_not_cached(server, folder):
+    url = f"{server}/portal/k9"
+    msg = expect_failure(url, folder / "a", "after 1 attempt", "no usable tar.bz2 archive",
+                         "not a tar.bz2 archive", "starts with b'<html>")
+    assert Handler.hits["/portal/k9"] == 1  # an HTML page will not turn into an archive
+    assert files_in(folder) == []
+    assert len(msg) < 400
+
+
+def test_stream_cut_without_length_is_retried_then_refused(server, folder):
+    url = f"{server}/cut-no-length/k10"
+    expect_failure(url, folder / "a", "after 3 attempts", "truncated archive")
+    assert Handler.hits["/cut-no-length/k10"] == 3
+    assert files_in(folder) == []
+
+
+def test_stream_cut_once_then_complete(server, folder):
+    meta = fetch(f"{server}/cut-no-length-once/k11", folder / "a", dataset="Toy", **FAST)
+    assert meta["attempts"] == 2 and (folder / "a").read_bytes() == BODY
+
+
+def test_archive_cut_only_in_its_last_bytes_is_refused(tmp_path, folder):
+    # tarfile alone reads the whole member list from this file: only reading
+    # the bzip2 stream to its end marker shows that it was cut.
+    src = tmp_path / "cut.tar.bz2"
+    src.write_bytes(BODY[:-3])
+    expect_failure(str(src), folder / "a", "truncated archive")
+    assert files_in(folder) == []
+
+
+def test_member_over_the_size_limit_is_refused(tmp_path, folder):
+    src = tmp_path / "a.tar.bz2"
+    src.write_bytes(BODY)
+    expect_failure(str(src), folder / "a", "over the limit of 1000", max_member_bytes=1000)
+    assert files_in(folder) == []
+
+
+def test_archive_check_can_be_turned_off(server, folder):
+    meta = fetch(f"{server}/portal", folder / "a", dataset="Toy", check_archive_file=False, **FAST)
+    assert meta["bytes"] == len(HTML)
+
+
+# ---------------------------------------------------------------------------
+# A total deadline, not only a timeout per read.
+
+
+def test_trickling_body_hits_the_total_deadline(server, folder):
+    t = time.monotonic()
+    expect_failure(f"{server}/trickle-body/k12", folder / "a", "after 1 attempt",
+                   "total deadline of 0.5 s exceeded", deadline_s=0.5)
+    assert time.monotonic() - t < 0.5 + 4 * TRICKLE_GAP + 0.5
+    assert files_in(folder) == []
+
+
+def test_trickling_headers_hit_the_total_deadline(server, folder):
+    t = time.monotonic()
+    expect_failure(f"{server}/trickle-headers/k13", folder / "a", "total deadline of 0.5 s",
+                   deadline_s=0.5)
+    assert time.monotonic() - t < 1.5
+    assert files_in(folder) == []
+
+
+def test_deadline_holds_off_the_main_thread(server, folder):
+    # No SIGALRM there: the loop's own check after every read must stop the trickle.
+    errors = []
+
+    def work():
+        try:
+            fetch(f"{server}/trickle-body/k14", folder / "a", dataset="Toy", progress=False,
+                  **{**FAST, "deadline_s": 0.5})
+        except DownloadError as e:
+            errors.append(str(e))
+
+    t = time.monotonic()
+    thread = threading.Thread(target=work)
+    thread.start()
+    thread.join(10)
+    assert not thread.is_alive()
+    assert time.monotonic() - t < 2
+    assert len(errors) == 1 and "total deadline of 0.5 s exceeded" in errors[0]
+    assert files_in(folder) == []
+
+
+def test_no_retry_wait_past_the_deadline(server, folder):
+    t = time.monotonic()
+    expect_failure(f"{server}/500/k15", folder / "a", "after 1 attempt", "HTTP 503",
+                   "no time left", backoff=5, deadline_s=1)
+    assert time.monotonic() - t < 1
+
+
+def test_leftover_temp_files_of_a_killed_download_are_removed(server, folder):
+    stale = [".a.k2j4h5g6.tmp", ".a.sha256.abcd_123.tmp"]
+    kept = [".b.k2j4h5g6.tmp", ".a.not-ours.tmp", ".a.k2j4h5g6.tmp.keep"]
+    for name in stale + kept:
+        (folder / name).write_bytes(b"x")
+    fetch(f"{server}/ok", folder / "a", dataset="Toy", **FAST)
+    assert files_in(folder) == sorted(["a", "a.sha256", *kept])
+
+
+# ---------------------------------------------------------------------------
+# The CLI: flags, write errors and interruption.
+
+
+def cli(*args, **kw):
+    return subprocess.run([sys.executable, "-m", "mbebench", "download", *args],
+                          check=False, capture_output=True, text=True, timeout=60, **kw)
+
+
+def test_cli_deadline_flag(server, folder):
+    r = cli("--dataset", "Toy", "--url", f"{server}/trickle-body/k16", "--out",
+            str(folder / "a"), "--read-timeout", "5", "--deadline", "0.5")
+    assert r.returncode == 1
+    assert r.stderr.splitlines() == [r.stderr.strip()]
+    assert "total deadline of 0.5 s exceeded" in r.stderr and "'Toy'" in r.stderr
+    assert files_in(folder) == []
+
+
+def test_cli_max_member_flag(tmp_path, folder):
+    src = tmp_path / "a.tar.bz2"
+    src.write_bytes(BODY)
+    args = ["--dataset", "Toy", "--url", str(src), "--out", str(folder / "a")]
+    r = cli(*args, "--max-member-gib", str(1000 / 2**30))
+    assert r.returncode == 1 and "over the limit of 1000" in r.stderr
+    assert cli(*args).returncode == 0
+
+
+def _limit_file_size():
+    # Writes past 64 KB fail with EFBIG, as a full disk fails with ENOSPC.
+    resource.setrlimit(resource.RLIMIT_FSIZE, (64 * 1024, 64 * 1024))
+
+
+def test_write_error_names_dataset_and_file(tmp_path, folder):
+    src = tmp_path / "big.tar.bz2"
+    src.write_bytes(tar_bz2(os.urandom(200 * 1024)))
+    r = cli("--dataset", "Toy", "--url", str(src), "--out", str(folder / "a"),
+            preexec_fn=_limit_file_size)
+    assert r.returncode == 1
+    line = r.stderr.strip()
+    assert "\n" not in line
+    assert "'Toy'" in line and str(src) in line and f"cannot write {folder / 'a'}" in line
+    assert "File too large" in line
+    assert files_in(folder) == []
+
+
+def test_sigterm_mid_download_leaves_no_temp_file(server, folder):
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mbebench", "download", "--dataset", "Toy", "--url",
+         f"{server}/trickle-body/k17", "--out", str(folder / "a"), "--read-timeout", "5"],
+        stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        t = time.monotonic()
+        while not any(n.endswith(".tmp") for n in files_in(folder)):
+            assert time.monotonic() - t < 20, "the download never started"
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=10)
+    finally:
+        proc.kill()
+    assert proc.returncode == 128 + signal.SIGTERM
+    assert err.strip() == "error: dataset 'Toy': interrupted by SIGTERM"
+    assert files_in(folder) == []
 
 
 # ---------------------------------------------------------------------------

@@ -192,7 +192,9 @@ def test_sparse_ids_take_the_general_route(tmp_path):
 
 def test_output_arrays_sorted_and_typed(tmp_path):
     el = parse_edge_list(write(tmp_path, "3 1\n1 2\n1 1\n2 2\n3 1\n"))
-    assert el.left.dtype == el.right.dtype == np.int64
+    # int32 (ids are below 2**31) halves the memory of the arrays handed to the CSR writer.
+    assert el.left.dtype == el.right.dtype == np.int32
+    assert el.left_ids.dtype == el.right_ids.dtype == np.int64
     order = np.lexsort((el.right, el.left))
     assert (order == np.arange(el.n_edges)).all()
     assert el.n_duplicates == 1
@@ -386,3 +388,136 @@ def test_mirror_parse_time(mirror_edges, name):
     seconds = time.perf_counter() - t
     print(f"\nparse {name}: {el.n_lines} lines in {seconds:.3f} s")
     assert seconds < 2.0
+
+
+# ---------------------------------------------------------------------------
+# Bounded resources and clear errors on any input.
+
+
+def test_id_of_5000_digits_is_too_large_at_its_line(tmp_path):
+    p = write(tmp_path, "% bip unweighted\n1 2\n" + "9" * 5000 + " 1\n")
+    with pytest.raises(KonectParseError) as exc:
+        parse_edge_list(p, dataset="Toy")
+    msg = str(exc.value)
+    assert msg.startswith(f"dataset 'Toy': {p}:3: left id '99999")
+    assert msg.endswith("id too large (must be below 2**31)")
+    assert "5000 characters" in msg and len(msg) < 300
+
+
+def test_id_padded_with_5000_zeros_is_still_an_id(tmp_path):
+    el = parse_edge_list(write(tmp_path, "0" * 5000 + "7 1\n1 1\n"))
+    assert el.left_ids.tolist() == [1, 7]
+
+
+@pytest.mark.parametrize("header", ["% sym unweighted", "% asym positive", "%sym", "% asym\t2"])
+def test_non_bipartite_header_is_refused(tmp_path, header):
+    p = write(tmp_path, f"\n{header}\n1 2\n2 3\n")
+    with pytest.raises(KonectParseError) as exc:
+        parse_edge_list(p, dataset="Toy")
+    msg = str(exc.value)
+    assert msg.startswith(f"dataset 'Toy': {p}:2: header ")
+    assert "not bipartite" in msg and "allow_non_bipartite: true" in msg
+
+
+def test_non_bipartite_file_read_as_two_sides_when_allowed(tmp_path):
+    el = parse_edge_list(write(tmp_path, "% sym unweighted\n1 2\n2 3\n"), allow_non_bipartite=True)
+    assert edge_set(el) == {(1, 2), (2, 3)}
+    assert (el.n_left, el.n_right, el.header) == (2, 2, "% sym unweighted")
+
+
+@pytest.mark.parametrize("header", ["% bip unweighted", "% symmetric-looking comment", "% 3 2 2"])
+def test_other_headers_are_accepted(tmp_path, header):
+    assert parse_edge_list(write(tmp_path, f"{header}\n1 2\n")).n_edges == 1
+
+
+def test_only_the_first_comment_line_is_the_format_line(tmp_path):
+    assert parse_edge_list(write(tmp_path, "% bip unweighted\n% sym\n1 2\n")).n_edges == 1
+
+
+def test_overlong_line_is_refused_without_reading_it_whole(tmp_path, monkeypatch):
+    monkeypatch.setattr(konect, "CHUNK_BYTES", 64)
+    monkeypatch.setattr(konect, "MAX_LINE_BYTES", 100)
+    p = write(tmp_path, "1 2\n" + "1" * 1000 + " 2\n")
+    with pytest.raises(KonectParseError, match=re.escape(f"{p}:2: line longer than 100 bytes")):
+        parse_edge_list(p)
+
+
+def test_out_of_memory_names_dataset_and_file(tmp_path, monkeypatch):
+    def no_memory(*args):
+        raise MemoryError("Unable to allocate 1.00 GiB for an array with shape (134217728,)")
+
+    monkeypatch.setattr(konect, "_build", no_memory)
+    p = write(tmp_path, "1 2\n")
+    with pytest.raises(konect.KonectMemoryError) as exc:
+        parse_edge_list(p, dataset="Toy")
+    assert str(exc.value) == (f"dataset 'Toy': {p}: out of memory while parsing (Unable to "
+                              "allocate 1.00 GiB for an array with shape (134217728,))")
+    assert isinstance(exc.value, MemoryError)
+
+
+def test_read_error_names_dataset_and_file(tmp_path):
+    # A folder: reading it fails with EISDIR.
+    with pytest.raises(KonectParseError, match=re.escape(f"dataset 'Toy': {tmp_path}: cannot")):
+        parse_edge_list(tmp_path, dataset="Toy")
+
+
+# Blocks split the file anywhere between lines: tiny blocks must give the same
+# graph, header, line count and error line as one block.
+@settings(max_examples=150, **PROPERTY)
+@given(data=st.one_of(konect_files(), messy_files()), chunk=st.sampled_from([1, 2, 3, 7, 64]))
+def test_tiny_blocks_parse_like_one_block(tmp_path, data, chunk):
+    p = write(tmp_path, data)
+    expected, info = reference_parse(data)
+    konect.CHUNK_BYTES, saved = chunk, konect.CHUNK_BYTES
+    try:
+        if expected is None:
+            with pytest.raises(KonectParseError, match=rf"{re.escape(str(p))}:{info}: "):
+                parse_edge_list(p)
+        elif info == 0:
+            with pytest.raises(KonectParseError, match="no edges"):
+                parse_edge_list(p)
+        else:
+            el = parse_edge_list(p)
+            assert edge_set(el) == expected and el.n_lines == info
+            konect.CHUNK_BYTES = saved
+            whole = parse_edge_list(p)
+            assert el.header == whole.header
+            assert (el.left.tolist(), el.right.tolist()) == (whole.left.tolist(),
+                                                             whole.right.tolist())
+    finally:
+        konect.CHUNK_BYTES = saved
+
+
+_PEAK_CHILD = r"""
+import re, sys
+from pathlib import Path
+from mbebench import konect
+def hwm():
+    status = Path("/proc/self/status").read_text()
+    return int(re.search(r"VmHWM:\s+(\d+) kB", status).group(1)) * 1024
+base = hwm()
+el = konect.parse_edge_list(sys.argv[1])
+print(el.n_lines, hwm() - base)
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs Linux /proc")
+def test_peak_memory_per_edge_line(tmp_path):
+    # The issue's bound: at most 64 bytes per edge line plus a constant (the
+    # interpreter, one block).  The whole-file parser needed ~170.
+    n = 1_000_000
+    rng = np.random.default_rng(3)
+    u, v = rng.integers(1, n // 10, n), rng.integers(1, n // 20, n)
+    p = tmp_path / "out.big"
+    with open(p, "w") as f:
+        f.write("% bip unweighted\n")
+        f.write("".join(f"{a}\t{b}\n" for a, b in zip(u.tolist(), v.tolist())))
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", _PEAK_CHILD, str(p)], check=True,
+                         capture_output=True, text=True).stdout.split()
+    lines, extra = int(out[0]), int(out[1])
+    assert lines == n
+    assert extra < 64 * n + 20 * 2**20, f"{extra / n:.0f} bytes per edge line"
