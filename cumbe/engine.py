@@ -79,8 +79,16 @@ def run(
     sel_group: int = 8,
     qcap_factor: int = 8,
     eager_steal: int = 0,
-    **_,
 ) -> EngineResult:
+    """Count and fingerprint the maximal bicliques of ``graph`` on the GPU.
+
+    The config parameters (``variant``, ``k``, ``threads`` = CUDA threads per block,
+    ``blocks``, ``instrument``, ``side``) are declared, with their defaults and
+    limits, in :mod:`cumbe.spec`; the pipeline passes all of them.  ``group``,
+    ``sel_group``, ``qcap_factor`` and ``eager_steal`` are test and tuning knobs.
+    Raises EngineSkipped without a CUDA device (unless NUMBA_ENABLE_CUDASIM=1) and
+    a ``cumbe.launch`` error naming the graph when the device fails.
+    """
     sim = _sim_enabled()
     label = L.graph_label(graph)  # names the graph in every error
     from numba import cuda  # imported late: the CPU engines never pay for it
@@ -139,7 +147,7 @@ def run(
     blocks_req = int(blocks)
 
     def alloc(shape, dtype, zero=False):
-        if sim or zero and False:
+        if sim:
             return cuda.to_device(np.zeros(shape, dtype=dtype))
         arr = cuda.device_array(shape, dtype=dtype)
         if zero and arr.size:

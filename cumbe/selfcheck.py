@@ -21,6 +21,8 @@ import sys
 import time
 import warnings
 
+from cumbe.spec import VARIANTS
+
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m cumbe.selfcheck")
@@ -30,7 +32,7 @@ def main(argv=None) -> int:
     ap.add_argument("--max-side", type=int, default=7)
     ap.add_argument("--dense", type=int, default=0,
                     help="extra dense graphs (deep trees) with stealing forced below level 1")
-    ap.add_argument("--variants", default="cuMBE,noRS,noES,noWS")
+    ap.add_argument("--variants", default=",".join(VARIANTS))
     ap.add_argument("--blocks", default="1", help="comma list of grid sizes (0 = max cooperative)")
     ap.add_argument("--threads", type=int, default=0, help="0: 32 in the simulator, else 128")
     ap.add_argument("--time-limit", type=float, default=0.0)

@@ -33,15 +33,23 @@ pytestmark = pytest.mark.slow
 CPU_ONLY = {"parmbe": {"enabled": False}, "cumbe": {"enabled": False}}
 SUMMARY = "results/tables/summary.csv"  # the target: the plots would only cost time here
 
-# Engines replaced inside the pipeline's processes (see _fake_engine_env).
+# Engines replaced inside the pipeline's processes (see _fake_engine_env): the registered
+# spec, with another function as its entry.
 SITECUSTOMIZE = '''\
 import os
 _spec = os.environ.get("MBE_TEST_ENGINES")
 if _spec:
+    import dataclasses
+    import sys
+    import types
+
     from mbebench import engine as _engine
+
+    _mod = sys.modules["mbe_test_specs"] = types.ModuleType("mbe_test_specs")
     for _item in _spec.split(","):
         _name, _target = _item.split("=", 1)
-        _engine.ENGINES[_name] = _target
+        setattr(_mod, _name, dataclasses.replace(_engine.get_spec(_name), entry=_target))
+        _engine.ENGINES[_name] = f"mbe_test_specs:{_name}"
 '''
 # iMBEA, but a graph with more than 20 left vertices hangs first: a run that is surely
 # still in flight when the test kills Snakemake.

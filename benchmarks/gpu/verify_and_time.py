@@ -71,6 +71,7 @@ def main() -> int:
     from numba import cuda
 
     from cumbe.engine import run
+    from cumbe.spec import VARIANTS
     from mbebench.csr import from_edges, read_csr
     from mbebench.fingerprint import to_hex
     from mbebench.oracle import count_and_fingerprint
@@ -103,7 +104,7 @@ def main() -> int:
 
     # ---------- 0. compile every kernel once on a tiny graph ----------
     tiny = from_edges([0, 0, 1, 1, 2], [0, 1, 1, 2, 2], 3, 3)
-    for v in ("cuMBE", "noRS", "noES", "noWS"):
+    for v in VARIANTS:
         for instr in (False, True):
             if instr and v not in ("cuMBE", "noWS"):
                 continue
@@ -133,7 +134,7 @@ def main() -> int:
             m = int(dens * nl * nr)
             g = from_edges(rng.integers(0, nl, m), rng.integers(0, nr, m), nl, nr)
             ref = count_and_fingerprint(g)
-            for vi, v in enumerate(("cuMBE", "noRS", "noES", "noWS")):
+            for vi, v in enumerate(VARIANTS):
                 for nb in (1, 2, 7, 0):
                     p = dict(variant=v, blocks=nb, threads=(64, 128, 512)[(case + vi) % 3],
                              k=(1, 2, 3, 24)[(case + nb) % 4], eager_steal=(case + vi + nb) % 4,
