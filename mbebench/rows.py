@@ -49,7 +49,7 @@ def cumbe_variant(run_id: str) -> str | None:
 
 def run_id_sort_key(run_id: str) -> tuple:
     """imbea, parmbe-p1 < p2 < ... (numeric), cumbe-cuMBE, other cumbe variants; -instr last."""
-    from mbebench.plan import CUMBE_VARIANTS  # the paper's variant order
+    CUMBE_VARIANTS = ("cuMBE", "noRS", "noES", "noWS")  # the paper's variant order
 
     instr = is_instrumented(run_id)
     if run_id == "imbea":

@@ -51,16 +51,19 @@ if _spec:
         setattr(_mod, _name, dataclasses.replace(_engine.get_spec(_name), entry=_target))
         _engine.ENGINES[_name] = f"mbe_test_specs:{_name}"
 '''
-# iMBEA, but a graph with more than 20 left vertices hangs first: a run that is surely
-# still in flight when the test kills Snakemake.
+# iMBEA, but a graph with more than 20 left vertices hangs while the file MBE_TEST_HANG
+# exists: a run that is surely still in flight when the test kills Snakemake.  The same
+# engine (the row's entry) serves the rerun, so no finished row is redone for a new entry.
 SLOW_IMBEA = '''\
+import os
 import time
+
 from baselines.imbea import run as _imbea
 
 
 def run(graph, **params):
-    if graph.n_left > 20:
-        time.sleep(600)
+    while graph.n_left > 20 and os.path.exists(os.environ["MBE_TEST_HANG"]):
+        time.sleep(0.2)
     return _imbea(graph, **params)
 '''
 
@@ -152,7 +155,7 @@ def faulty_run(tmp_path_factory):
             "repeats": 1,
             "imbea": {"timeout_s": 15},
             "parmbe": {"processes": [1], "timeout_s": 60},
-            "cumbe": {"variants": ["cuMBE"], "instrument": False, "timeout_s": 60,
+            "cumbe": {"variant": "cuMBE", "instrument": False, "timeout_s": 60,
                       "datasets": ["dense", "hubs"]},
         },
     })
@@ -246,12 +249,14 @@ def _prepare_kill_workdir(tmp: Path) -> Path:
 
 
 def test_kill_9_mid_run_then_rerun_gives_the_same_tables(tmp_path):
+    hang = tmp_path / "hang"
+    env = {**_fake_engine_env(tmp_path, imbea="mbe_slow_imbea:run"), "MBE_TEST_HANG": str(hang)}
     reference = _prepare_kill_workdir(tmp_path / "reference")
-    _snakemake(reference, SUMMARY)
+    _snakemake(reference, SUMMARY, env=env)
 
     work = _prepare_kill_workdir(tmp_path / "killed")
     runs, logs = work / ".test/results/runs", work / ".test/logs/runs"
-    env = _fake_engine_env(tmp_path, imbea="mbe_slow_imbea:run")  # dense/imbea hangs
+    hang.touch()  # dense/imbea hangs
     proc = subprocess.Popen(_cmd(work, SUMMARY), cwd=work, env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     try:
@@ -271,6 +276,7 @@ def test_kill_9_mid_run_then_rerun_gives_the_same_tables(tmp_path):
             proc.kill()
         proc.wait(timeout=30)
     assert proc.returncode == -signal.SIGKILL
+    hang.unlink()
 
     before = _rows(work)  # every row on disk parses: no half-written file
     assert ("dense", "imbea") not in before and len(before) == 2
@@ -279,13 +285,13 @@ def test_kill_9_mid_run_then_rerun_gives_the_same_tables(tmp_path):
 
     # What the user types (docs/cluster.md): the same command refuses to run (a row finished
     # but not yet recorded by Snakemake is "incomplete", and the directory is locked) ...
-    res = _snakemake(work, SUMMARY, check=False)
+    res = _snakemake(work, SUMMARY, check=False, env=env)
     out = res.stdout + res.stderr
     assert res.returncode != 0 and ("--unlock" in out or "--rerun-incomplete" in out), out
     incomplete = set(out.split("Incomplete files:")[-1].split()) if "Incomplete" in out else set()
     # ... so: unlock, then the same command with --rerun-incomplete.
-    _snakemake(work, SUMMARY, "--unlock")
-    _snakemake(work, SUMMARY, "--rerun-incomplete")
+    _snakemake(work, SUMMARY, "--unlock", env=env)
+    _snakemake(work, SUMMARY, "--rerun-incomplete", env=env)
 
     after = _rows(work)
     assert set(after) == set(_rows(reference)) and len(after) == 3

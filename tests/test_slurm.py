@@ -38,7 +38,7 @@ OVERLAY = {
         "repeats": 1,
         "timeout_s": 120,
         "parmbe": {"processes": [CORES]},
-        "cumbe": {"variants": ["cuMBE"], "instrument": False, "simulate": False,
+        "cumbe": {"variant": "cuMBE", "instrument": False, "simulate": False,
                   "datasets": ["hubs"]},
     },
 }
