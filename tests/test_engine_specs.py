@@ -1,8 +1,9 @@
 """Engine specs: the one place an engine's parameters, defaults and limits live.
 
 Checked here: the config is validated against the schema generated from each
-spec (and the schema file holds no engine parameter), and the specs agree with
-the engines' own signatures and checks."""
+spec (and the schema file holds no engine parameter), the specs agree with the
+engines' own signatures and checks, and a new engine is one new file with no
+edit to the plan, rows, tables, plots or schema."""
 
 from __future__ import annotations
 
@@ -17,8 +18,8 @@ import pytest
 import yaml
 from snakemake.utils import validate
 
-from mbebench import engine, plan
-from mbebench.csr import from_edges
+from mbebench import engine, oracle, plan, plots, rows, runner, tables
+from mbebench.csr import from_edges, write_csr
 from mbebench.spec import ConfigError, EngineSpec, Param
 
 REPO = Path(__file__).resolve().parents[1]
@@ -191,3 +192,68 @@ def test_cumbe_accepts_exactly_what_its_spec_allows():
     # has a gap (0 threads passes it and would fail at the launch: left to the rewrite)
     looser = [c for c, e in zip(cases, engine_says) if e and not spec_says(*c)]
     assert looser == [("threads", 0)]
+
+
+# --------------------------------------------------------------------------- a new engine
+
+THROWAWAY = '''
+from mbebench.engine import EngineResult
+from mbebench.oracle import count_and_fingerprint
+from mbebench.spec import EngineSpec, Param
+
+SPEC = EngineSpec(
+    name="throwaway",
+    title="Throwaway",
+    entry="throwaway_mbe:run",
+    cpus="workers",
+    params=(
+        Param("workers", int, (1, 2), minimum=1, short="w", key=True, fit_cores=True),
+        Param("mode", str, "fast", choices=("fast", "slow")),
+    ),
+)
+
+
+def run(graph, *, workers, mode):
+    count, fingerprint = count_and_fingerprint(graph)
+    return EngineResult(count, fingerprint, 0.001 * workers,
+                        stats={"worker_busy_s": [0.001] * workers})
+'''
+
+
+def test_a_new_engine_is_one_file_and_needs_no_other_edit(tmp_path, monkeypatch):
+    (tmp_path / "throwaway_mbe.py").write_text(THROWAWAY)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setitem(engine.ENGINES, "throwaway", "throwaway_mbe:SPEC")
+
+    with pytest.raises(ConfigError, match="engines.throwaway: unknown key 'mdoe'"):
+        plan.plan_runs(_config(imbea={}, throwaway={"mdoe": "slow"}), cores=2)
+    runs = plan.plan_runs(_config(imbea={}, throwaway={"mode": ["fast", "slow"]}), cores=2)
+    mine = [r for r in runs.values() if r.engine == "throwaway"]
+    assert [(r.label, r.threads) for r in mine] == [
+        ("Throwaway w=1 mode=fast", 1), ("Throwaway w=1 mode=slow", 1),
+        ("Throwaway w=2 mode=fast", 2), ("Throwaway w=2 mode=slow", 2)]
+
+    g = from_edges([0, 0, 1, 2, 2, 3], [0, 1, 1, 1, 2, 0], 4, 3)
+    write_csr(g, tmp_path / "g.csr")
+    env = {"PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
+    out = []
+    for run in runs.values():
+        job = run.job()
+        row = runner.run(dataset="g", run_id=run.run_id, engine=run.engine,
+                         graph=tmp_path / "g.csr", params=job["params"], repeats=1,
+                         timeout_s=120, env=env, label=job["label"], variant=job["variant"],
+                         timed=job["timed"], entry=job["entry"])
+        assert row["status"] == "ok", row["message"]
+        path = tmp_path / "runs" / f"{run.run_id}.json"
+        runner.atomic.write_json(path, row)
+        out.append(path)
+
+    loaded = rows.load_rows(out)
+    tables.check_agreement(loaded)
+    assert loaded[0]["count"] == oracle.count_and_fingerprint(g)[0]
+    summary = tables.summary_table(loaded, ["g"])
+    assert summary.attrs["configs"] == ["iMBEA", *[r.label for r in mine]]
+    speed = tables.speedup_table(loaded, ["g"])
+    assert "Throwaway w=2 mode=slow [s]" in speed.columns
+    tables.write_all(loaded, ["g"], tmp_path / "tables")
+    assert len(plots.write_all(loaded, ["g"], tmp_path / "plots")) == 6

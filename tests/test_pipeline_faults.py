@@ -177,7 +177,7 @@ def test_timeout_is_recorded_and_the_pipeline_goes_on(faulty_run):
     assert elapsed < 120
     assert rows[("hubs", "imbea")]["status"] == "ok"  # same 15 s limit, small graph
     summary = _summary(work)
-    assert summary.loc["dense", "imbea"] == "timeout (15 s)"
+    assert summary.loc["dense", "iMBEA"] == "timeout (15 s)"
     assert pd.isna(summary.loc["dense", "count"])
     assert (int(summary.loc["hubs", "count"]), summary.loc["hubs", "fingerprint"]) == _hubs(work)
 
@@ -193,8 +193,8 @@ def test_crashing_engine_is_an_error_row_never_a_count(faulty_run):
         assert killed["status"] == "error" and killed["count"] is None
         assert killed["message"].startswith("engine process exited with code -9")
     summary = _summary(work)
-    assert summary.loc["hubs", "parmbe-p1"].startswith("error")
-    assert summary.loc["hubs", "cumbe-cuMBE"].startswith("error")
+    assert summary.loc["hubs", "ParMBE p=1"].startswith("error")
+    assert summary.loc["hubs", "cuMBE"].startswith("error")
     # the count comes from the one good run only
     assert (int(summary.loc["hubs", "count"]), summary.loc["hubs", "fingerprint"]) == _hubs(work)
     assert bool(summary.loc["hubs", "agree"])
