@@ -99,6 +99,17 @@ def _cmd_tables(a) -> None:
     tables.write_all(rows.load_rows(a.rows), a.datasets, Path(a.out_dir))
 
 
+def _cmd_check(a) -> None:
+    from mbebench import atomic, rows, tables
+
+    loaded = rows.load_rows(a.rows)
+    report = tables.agreement_report(loaded)
+    if a.report:
+        atomic.write_text(a.report, report)
+    tables.check_agreement(loaded)
+    atomic.write_text(a.out, report)
+
+
 def _cmd_plots(a) -> None:
     from mbebench import plots, rows
 
@@ -179,6 +190,12 @@ def build_parser() -> argparse.ArgumentParser:
         t.add_argument("--datasets", nargs="+", required=True)
         t.add_argument("--out-dir", required=True)
         t.set_defaults(func=func)
+
+    k = sub.add_parser("check", help="fail when ok runs of a dataset disagree on the count")
+    k.add_argument("--rows", nargs="+", required=True)
+    k.add_argument("--out", required=True, help="the report, written only when all agree")
+    k.add_argument("--report", help="the report, written in any case (the rule's log)")
+    k.set_defaults(func=_cmd_check)
 
     e = sub.add_parser("engines", help="registered engines and their parameters")
     e.add_argument("--schema", action="store_true", help="the JSON schema of their config sections")

@@ -21,7 +21,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from test_pipeline import _copy_workflow, _edge_text, _reference
+from workflow_helpers import copy_workflow, edge_text, reference
 
 from mbebench import csr, runner
 from mbebench.fingerprint import to_hex
@@ -79,7 +79,7 @@ def _dense_edge_list(path: Path, n: int, p: float, seed: int) -> Path:
 
 def _workdir(tmp: Path, overlay: dict) -> Path:
     tmp.mkdir(parents=True, exist_ok=True)
-    work = _copy_workflow(tmp)
+    work = copy_workflow(tmp)
     _write_overlay(work, overlay)
     return work
 
@@ -126,7 +126,7 @@ def _fake_engine_env(tmp: Path, **engines: str) -> dict[str, str]:
 
 def _hubs(work: Path) -> tuple[int, str]:
     """The brute-force oracle's count and fingerprint of the shipped hubs graph."""
-    _, (count, fp) = _reference(_edge_text(work / ".test", "hubs", {"path": "graphs/out.hubs"}))
+    _, (count, fp) = reference(edge_text(work / ".test", "hubs", {"path": "graphs/out.hubs"}))
     return count, to_hex(fp)
 
 

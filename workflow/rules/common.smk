@@ -35,6 +35,7 @@ PLOTS = expand(
     ext=["png", "pdf"],
 )
 ROWS = plan.planned_rows(DATASETS, RUNS)
+CHECK = "results/tables/agreement.txt"
 
 
 wildcard_constraints:
