@@ -1,26 +1,36 @@
-"""Through the real Snakemake pipeline on the tiny .test graphs: a command-line
-engine that gets a count wrong.
+"""Through the real Snakemake pipeline on the tiny .test graphs: the README's
+"Bring your own engine" example (a cuMBE k sweep, a Python engine and a
+command-line engine), and a command-line engine that gets a count wrong.
 
 Counts are checked against the brute-force oracle of the shipped edge lists."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from pathlib import Path
 
+import pandas as pd
 import pytest
 import yaml
-from workflow_helpers import copy_workflow, edge_text, reference, snakemake
+from workflow_helpers import REPO, copy_workflow, edge_text, reference, snakemake
 
 from mbebench.fingerprint import to_hex
 
 pytestmark = pytest.mark.slow
+BYO = REPO / "tests" / "plugins" / "byo.yaml"
+README_COMMAND = ("PYTHONPATH=$PWD/tests/plugins snakemake --cores all --directory .test "
+                  "--configfile tests/plugins/byo.yaml")
 
 
 def _env(work: Path) -> dict[str, str]:
     path = os.pathsep.join([str(work / "tests" / "plugins"), os.environ.get("PYTHONPATH", "")])
     return {**os.environ, "PYTHONPATH": path}
+
+
+def _rows(work: Path) -> list[dict]:
+    return [json.loads(p.read_text()) for p in (work / ".test/results/runs").glob("*/*.json")]
 
 
 def _oracle(work: Path) -> dict[str, tuple[int, str]]:
@@ -30,6 +40,61 @@ def _oracle(work: Path) -> dict[str, tuple[int, str]]:
         _, (count, fp) = reference(edge_text(work / ".test", name, entry))
         out[name] = (count, to_hex(fp))
     return out
+
+
+def _readme_section() -> str:
+    text = (REPO / "README.md").read_text()
+    return text.split("## Bring your own engine", 1)[1].split("\n## ", 1)[0]
+
+
+def test_readme_example_is_the_tested_one():
+    section = _readme_section()
+    blocks = re.findall(r"```(\w*)\n(.*?)```", section, flags=re.S)
+    configs = [yaml.safe_load(b) for lang, b in blocks if lang == "yaml"]
+    assert yaml.safe_load(BYO.read_text()) in configs
+    assert any(README_COMMAND in b for lang, b in blocks if lang == "bash")
+    toy = (REPO / "tests" / "plugins" / "mbe_toy.py").read_text()
+    (code,) = [b for lang, b in blocks if lang == "python"]
+    assert code.strip() in toy
+
+
+@pytest.fixture(scope="module")
+def byo_run(tmp_path_factory):
+    work = copy_workflow(tmp_path_factory.mktemp("byo"))
+    # the README's command, relative paths and all (--cores 2 for CI)
+    snakemake(work, "--configfile", "tests/plugins/byo.yaml", env=_env(work))
+    return work
+
+
+def test_every_run_of_the_example_matches_the_oracle(byo_run):
+    oracle = _oracle(byo_run)
+    rows = _rows(byo_run)
+    engines = {(r["dataset"], r["engine"]) for r in rows}
+    assert engines == {("paper-fig1", e) for e in ("imbea", "cumbe", "toy-py", "toy-cli")} | {
+        ("hubs", e) for e in ("imbea", "toy-py", "toy-cli")}
+    for r in rows:
+        assert r["status"] == "ok", (r["dataset"], r["label"], r["message"])
+        count, fp = oracle[r["dataset"]]
+        assert r["count"] == count, (r["dataset"], r["label"])
+        # the command-line engine gives its count only; the others their fingerprint too
+        assert r["fingerprint"] == (None if r["engine"] == "toy-cli" else fp)
+    sweep = sorted(r["params"]["k"] for r in rows if r["engine"] == "cumbe")
+    assert sweep == [1, 2, 24]
+    assert (byo_run / ".test/results/graphs/hubs.adj").is_file()  # the export rule ran
+    assert (byo_run / ".test/results/tables/agreement.txt").is_file()  # the check passed
+
+
+def test_the_sweep_and_both_plugins_are_columns_of_the_tables(byo_run):
+    summary = pd.read_csv(byo_run / ".test/results/tables/summary.csv").set_index("dataset")
+    for col in ("iMBEA", "cuMBE k=1", "cuMBE k=2", "cuMBE k=24", "toy-py side=left",
+                "toy-py side=right", "toy-cli"):
+        assert col in summary.columns, col
+    assert float(summary.loc["paper-fig1", "cuMBE k=2"]) > 0
+    assert summary.loc["hubs", "cuMBE k=2"] == "not run"
+    assert float(summary.loc["hubs", "toy-cli"]) >= 0
+    assert summary["agree"].all()
+    speedup = pd.read_csv(byo_run / ".test/results/tables/speedup.csv")
+    assert "toy-cli [s]" in speedup.columns and "cuMBE k=1 vs toy-cli" in speedup.columns
 
 
 LIAR = {
