@@ -8,6 +8,9 @@
 configfile: "config/config.yaml"
 
 
+report: "workflow/report/workflow.rst"
+
+
 include: "workflow/rules/common.smk"
 include: "workflow/rules/ingest.smk"
 include: "workflow/rules/engines.smk"
@@ -19,3 +22,4 @@ rule all:
     input:
         TABLES,
         PLOTS,
+        CHECK,

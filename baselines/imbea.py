@@ -1,6 +1,6 @@
 """Serial iMBEA (Zhang et al., BMC Bioinformatics 2014) in Numba.
 
-``run(graph, side="auto")`` counts the maximal bicliques of ``graph`` (both
+``run(graph, side=...)`` counts the maximal bicliques of ``graph`` (both
 sides non-empty) and computes their fingerprint.  ``side`` names the CSR side
 the candidates (P, Q, R) are taken from; the other side holds L.  The search
 itself is in :mod:`baselines._imbea_kernel`.
@@ -17,10 +17,9 @@ import time
 import numpy as np
 
 from baselines import _imbea_kernel as K
+from baselines.imbea_spec import SIDES
 from mbebench.csr import CSRGraph, from_edges
 from mbebench.engine import EngineResult
-
-SIDES = ("auto", "left", "right")
 
 
 def choose_side(graph: CSRGraph) -> str:
@@ -102,7 +101,7 @@ def warm_up() -> float:
     return time.perf_counter() - t0
 
 
-def bicliques(graph: CSRGraph, side: str = "auto") -> set[tuple[frozenset[int], frozenset[int]]]:
+def bicliques(graph: CSRGraph, side: str = SIDES[0]) -> set[tuple[frozenset[int], frozenset[int]]]:
     """All maximal bicliques as (left ids, right ids) frozensets (for tests)."""
     side = _resolve(graph, side)
     prep, tasks = prepare(graph, side)
@@ -117,7 +116,10 @@ def bicliques(graph: CSRGraph, side: str = "auto") -> set[tuple[frozenset[int], 
     return out
 
 
-def run(graph: CSRGraph, side: str = "auto", **_) -> EngineResult:
+def run(graph: CSRGraph, side: str = SIDES[0]) -> EngineResult:
+    """Count and fingerprint the maximal bicliques of ``graph``, candidates from ``side``
+    (``baselines.imbea_spec``: auto, left or right).  JIT compile (or cache load) first,
+    timed apart as ``compile_seconds``."""
     side = _resolve(graph, side)
     compile_s = warm_up()
     t0 = time.perf_counter()

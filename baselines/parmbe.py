@@ -47,10 +47,10 @@ import threading
 import time
 import traceback
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
 
 import numpy as np
 
+from baselines.parmbe_spec import SIDES
 from mbebench.csr import CSRGraph, from_edges, read_csr, write_csr
 from mbebench.engine import EngineResult
 
@@ -83,7 +83,7 @@ def _ro(a: np.ndarray, dtype) -> np.ndarray:
     return b
 
 
-def choose_side(graph: CSRGraph, side: str = "smaller") -> bool:
+def choose_side(graph: CSRGraph, side: str = SIDES[0]) -> bool:
     """True if we split on the CSR's left side."""
     if side == "left":
         return True
@@ -93,7 +93,7 @@ def choose_side(graph: CSRGraph, side: str = "smaller") -> bool:
         return graph.n_left >= graph.n_right
     if side == "smaller":
         return graph.n_left <= graph.n_right
-    raise ValueError(f"side must be smaller, larger, left or right, not {side!r}")
+    raise ValueError(f"side must be one of {', '.join(SIDES)}, not {side!r}")
 
 
 def oriented(graph: CSRGraph, u_is_left: bool):
@@ -531,12 +531,16 @@ def run(
     processes: int | None = None,
     split_threshold: int = DEFAULT_SPLIT_THRESHOLD,
     max_split: int = DEFAULT_MAX_SPLIT,
-    side: str = "smaller",
+    side: str = SIDES[0],
     pool: ParMBEPool | None = None,
     tasks_per_process: int = TASKS_PER_PROCESS,
-    **_: Any,
 ) -> EngineResult:
-    """Count the maximal bicliques of ``graph`` with a pool of processes."""
+    """Count the maximal bicliques of ``graph`` with a pool of processes.
+
+    ``processes`` and ``side`` are the config parameters (``baselines.parmbe_spec``);
+    ``processes=None`` takes the pool's size, else every core.  ``split_threshold``,
+    ``max_split`` and ``tasks_per_process`` tune the plan (:func:`plan_tasks`);
+    ``pool`` reuses a running :class:`ParMBEPool` (tests)."""
     nproc = int(pool.processes if pool is not None else (processes or os.cpu_count() or 1))
     u_is_left = choose_side(graph, side)
     tmpdir = None
@@ -605,9 +609,8 @@ def run_serial(
     processes: int = 2,
     split_threshold: int = DEFAULT_SPLIT_THRESHOLD,
     max_split: int = DEFAULT_MAX_SPLIT,
-    side: str = "smaller",
+    side: str = SIDES[0],
     tasks_per_process: int = TASKS_PER_PROCESS,
-    **_: Any,
 ) -> EngineResult:
     """The same plan as :func:`run` (tasks planned for ``processes``),
     executed in this process in task order."""

@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import sys
 import threading
 import time
@@ -25,7 +24,8 @@ from pathlib import Path
 
 import yaml
 
-from mbebench import plan, runner
+from mbebench import export, plan, runner
+from mbebench.csr import read_csr
 
 
 def merge(base: dict, over: dict) -> dict:
@@ -42,18 +42,30 @@ def lane(jobs, args, deadline, log):
             log.append(f"not run (budget): {ds} {spec.run_id}")
             continue
         out = Path(args.out) / "runs" / ds / f"{spec.run_id}.json"
-        env = {"NUMBA_ENABLE_CUDASIM": "1"} if spec.simulate else None
+        csr_path = Path(args.csr_dir) / f"{ds}.csr"
+        input_path = None
+        if spec.input != "csr":  # what the pipeline's export_graph rule writes
+            input_path = Path(args.out) / "graphs" / f"{ds}.{spec.input}"
+            if not input_path.is_file():
+                export.write(read_csr(csr_path), spec.input, input_path)
         t0 = time.monotonic()
         row = runner.run_and_write(
             out,
             dataset=ds,
             run_id=spec.run_id,
             engine=spec.engine,
-            graph=Path(args.csr_dir) / f"{ds}.csr",
+            graph=csr_path,
             params=spec.params,
             repeats=spec.repeats,
             timeout_s=min(spec.timeout_s, left),
-            env=env,
+            env=spec.env or None,
+            label=spec.label,
+            variant=spec.variant,
+            timed=spec.timed,
+            simulated=spec.simulate,
+            entry=spec.entry,
+            command=list(spec.command) if spec.command else None,
+            input_path=input_path,
         )
         msg = f"{ds} {spec.run_id}: {row['status']} count={row['count']} algo={row['algo_s_median']}"
         print(f"{msg} ({time.monotonic() - t0:.1f} s)", flush=True)
@@ -66,7 +78,7 @@ def main() -> int:
     ap.add_argument("--config", action="append", required=True)
     ap.add_argument("--cores", type=int, default=os.cpu_count())
     ap.add_argument("--budget", type=float, default=450)
-    ap.add_argument("--runs", default="", help="regex: only run ids matching it")
+    ap.add_argument("--engines", default="", help="comma list: only these engines' runs")
     args = ap.parse_args()
     cfg: dict = {}
     for path in args.config:
@@ -75,7 +87,8 @@ def main() -> int:
     # small graphs first, so a budget cut loses the fewest datasets
     datasets.sort(key=lambda d: (Path(args.csr_dir) / f"{d}.csr").stat().st_size)
     runs = plan.plan_runs(cfg, args.cores)
-    runs = {k: v for k, v in runs.items() if re.search(args.runs, k)}
+    only = {e for e in args.engines.split(",") if e}
+    runs = {k: v for k, v in runs.items() if not only or v.engine in only}
     gpu = [(d, s) for d in datasets for s in runs.values() if s.gpu and s.applies_to(d)]
     cpu = [(d, s) for d in datasets for s in runs.values() if not s.gpu and s.applies_to(d)]
     deadline = time.monotonic() + args.budget

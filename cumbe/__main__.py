@@ -8,19 +8,22 @@ import sys
 
 
 def main(argv=None) -> int:
+    from cumbe.spec import SIDES, SPEC, VARIANTS
+
+    d = SPEC.defaults()
     ap = argparse.ArgumentParser(prog="python -m cumbe")
     sub = ap.add_subparsers(dest="cmd", required=True)
     r = sub.add_parser("run", help="enumerate the maximal bicliques of a CSR graph on the GPU")
     r.add_argument("graph")
-    r.add_argument("--variant", default="cuMBE", choices=["cuMBE", "noRS", "noES", "noWS"])
-    r.add_argument("--k", type=int, default=24, help="work-stealing stages")
-    r.add_argument("--blocks", type=int, default=0,
+    r.add_argument("--variant", default=d["variant"], choices=VARIANTS)
+    r.add_argument("--k", type=int, default=d["k"], help="work-stealing stages")
+    r.add_argument("--blocks", type=int, default=d["blocks"],
                    help="0 = the largest cooperative grid that fits the memory")
-    r.add_argument("--threads", type=int, default=128, help="CUDA threads per block")
-    r.add_argument("--device-memory-gib", type=float, default=None,
+    r.add_argument("--threads", type=int, default=d["threads"], help="CUDA threads per block")
+    r.add_argument("--device-memory-gib", type=float, default=d["device_memory_gib"],
                    help="use at most this much device memory (default: $CUMBE_DEVICE_MEMORY_GIB,"
                         " else all that is free)")
-    r.add_argument("--side", default="auto", choices=["auto", "smaller", "left", "right"])
+    r.add_argument("--side", default=d["side"], choices=SIDES)
     r.add_argument("--instrument", action="store_true")
     r.add_argument("--json", dest="json_out")
     a = ap.parse_args(argv)

@@ -18,16 +18,12 @@ from cumbe import grid as GR
 from cumbe import launch as L
 from cumbe import layout
 from cumbe.prepare import prepare
+from cumbe.spec import ABLATIONS
 from mbebench.csr import CSRGraph
 from mbebench.engine import EngineResult, EngineSkipped
 
-VARIANTS = {
-    # name: (reverse scanning, early stop, work stealing)
-    "cuMBE": (True, True, True),
-    "noRS": (False, True, True),
-    "noES": (True, False, True),
-    "noWS": (True, True, False),
-}
+# name -> (reverse scanning, early stop, work stealing), declared once in the spec
+VARIANTS = ABLATIONS
 # A cap on the device memory a run may use (GiB), e.g. 24 to stand for an RTX 3090 on a
 # larger card; the ``device_memory_gib`` parameter takes precedence.
 MEMORY_CAP_ENV = "CUMBE_DEVICE_MEMORY_GIB"
@@ -46,8 +42,8 @@ def _memory_cap(device_memory_gib) -> int | None:
             device_memory_gib = float(env)
         except ValueError:
             raise ValueError(f"{MEMORY_CAP_ENV} must be a number of GiB, not {env!r}") from None
-    if device_memory_gib <= 0:
-        raise ValueError("device_memory_gib must be positive")
+    if not float(device_memory_gib) >= 0.01:
+        raise ValueError(f"device_memory_gib must be at least 0.01, not {device_memory_gib!r}")
     return int(float(device_memory_gib) * 2**30)
 
 
@@ -64,7 +60,11 @@ def run(
     eager_steal: int = 0,
     warp_arena_words: int = 0,
 ) -> EngineResult:
-    """Count the maximal bicliques of ``graph`` on the GPU (or in numba's simulator).
+    """Count and fingerprint the maximal bicliques of ``graph`` on the GPU (or in numba's
+    simulator).  The config parameters are declared, with their defaults and limits, in
+    :mod:`cumbe.spec`; the pipeline passes all of them.  Raises EngineSkipped without a CUDA
+    device (unless NUMBA_ENABLE_CUDASIM=1) and a :mod:`cumbe.launch` error naming the graph
+    when the device fails or the run cannot fit its memory.
 
     ``variant``: cuMBE or an ablation (noRS, noES, noWS); ``k``: work-stealing stages;
     ``threads``: CUDA threads per block (a multiple of 32, at most 512); ``blocks``: 0 =

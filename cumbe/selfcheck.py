@@ -24,6 +24,8 @@ import sys
 import time
 import warnings
 
+from cumbe.spec import VARIANTS
+
 
 def case_params(case: int, vi: int, variant: str, blocks: int, threads: int) -> dict:
     """The run parameters of one check (cycled so that every combination recurs)."""
@@ -39,10 +41,10 @@ def case_params(case: int, vi: int, variant: str, blocks: int, threads: int) -> 
 def block_arena(graph, params: dict) -> int:
     """Warp arena words that push the largest task(s) onto a whole block."""
     from cumbe import layout
-    from cumbe.engine import VARIANTS
     from cumbe.prepare import prepare
+    from cumbe.spec import ABLATIONS
 
-    rs = VARIANTS[params["variant"]][0]
+    rs = ABLATIONS[params["variant"]][0]
     prep = prepare(graph, params["side"], rs)
     if prep.tasks.size == 0:
         return 0
@@ -59,7 +61,7 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--max-side", type=int, default=7)
     ap.add_argument("--dense", type=int, default=0, help="extra dense graphs (deep trees)")
-    ap.add_argument("--variants", default="cuMBE,noRS,noES,noWS")
+    ap.add_argument("--variants", default=",".join(VARIANTS))
     ap.add_argument("--blocks", default="1", help="comma list of grid sizes (0 = max cooperative)")
     ap.add_argument("--threads", type=int, default=0, help="0: 64 in the simulator, else 128")
     ap.add_argument("--time-limit", type=float, default=0.0)

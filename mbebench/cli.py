@@ -1,7 +1,9 @@
 """``python -m mbebench <command>``: the entry points the Snakemake rules call.
 
-Each command does one pipeline step; failures print one line naming the
-dataset or file and exit non-zero.
+Each command does one pipeline step.  A failure the pipeline expects (a bad
+download, a corrupt file, a config error, engines that disagree) prints one
+line naming the dataset or file; anything else also prints its traceback (the
+rule's log keeps it).  Both exit non-zero.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ import argparse
 import json
 import signal
 import sys
+import traceback
 from pathlib import Path
 
 GIB = 1 << 30
@@ -32,6 +35,14 @@ def _clean_exit_on_signals(dataset: str) -> None:
 
     for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
         signal.signal(sig, handler)
+
+
+# Errors whose message says everything: named, not imported, so that this list
+# does not pull the ingest modules into every command.
+EXPECTED_ERRORS = frozenset({
+    "DownloadError", "ArchiveError", "KonectParseError", "KonectMemoryError", "CSRError",
+    "ConvertError", "ConvertIOError", "ConvertMemoryError", "ConfigError", "CountMismatchError",
+})
 
 
 def _cmd_download(a) -> None:
@@ -76,28 +87,48 @@ def _bytes(gib: float | None) -> int | None:
 
 
 def _cmd_run(a) -> None:
-    from mbebench import runner
+    from mbebench import plan, runner
 
-    env = {"NUMBA_ENABLE_CUDASIM": "1"} if a.simulate else None
+    if a.job:
+        job = json.loads(a.job)
+    else:
+        job = plan.direct_run(a.engine, json.loads(a.params), a.run_id, repeats=a.repeats,
+                              timeout_s=a.timeout, simulate=a.simulate,
+                              require_gpu=a.require_gpu).job()
     row = runner.run_and_write(
         a.out,
         dataset=a.dataset,
         run_id=a.run_id,
-        engine=a.engine,
+        engine=job["engine"],
         graph=a.graph,
-        params=json.loads(a.params),
-        repeats=a.repeats,
-        timeout_s=a.timeout,
-        env=env,
+        params=job["params"],
+        repeats=job["repeats"],
+        timeout_s=job["timeout_s"],
+        env=job["env"] or None,
+        label=job["label"],
+        variant=job["variant"],
+        timed=job["timed"],
+        simulated=bool(job["env"]),
+        entry=job["entry"],
+        command=job["command"],
+        input_path=a.input_file,
     )
     status = row["status"]
     detail = f"count={row['count']} algo_s={row['algo_s_median']}" if status == "ok" else row["message"]
     print(f"{a.dataset} {a.run_id}: {status} ({detail})", file=sys.stderr)
-    if status == "skipped" and a.require_gpu:
+    if status == "skipped" and job["require_gpu"]:
         Path(a.out).unlink()
         raise SystemExit(
-            f"{a.dataset} {a.run_id}: {row['message']}, but engines.cumbe.require_gpu is true"
+            f"{a.dataset} {a.run_id}: {row['message']}, but engines.{job['engine']}.require_gpu"
+            " is true"
         )
+
+
+def _cmd_export(a) -> None:
+    from mbebench import export
+    from mbebench.csr import read_csr
+
+    export.write(read_csr(a.graph), a.format, a.out)
 
 
 def _cmd_tables(a) -> None:
@@ -106,10 +137,41 @@ def _cmd_tables(a) -> None:
     tables.write_all(rows.load_rows(a.rows), a.datasets, Path(a.out_dir))
 
 
+def _cmd_check(a) -> None:
+    from mbebench import atomic, rows, tables
+
+    loaded = rows.load_rows(a.rows)
+    report = tables.agreement_report(loaded)
+    if a.report:
+        atomic.write_text(a.report, report)
+    tables.check_agreement(loaded)
+    atomic.write_text(a.out, report)
+
+
 def _cmd_plots(a) -> None:
     from mbebench import plots, rows
 
     plots.write_all(rows.load_rows(a.rows), a.datasets, Path(a.out_dir))
+
+
+def _cmd_engines(a) -> None:
+    from mbebench import engine
+
+    specs = [engine.get_spec(name) for name in engine.ENGINES]
+    if a.schema:
+        print(json.dumps({s.name: s.section_schema() for s in specs}, indent=2))
+        return
+    for s in specs:
+        print(f"{s.name} ({s.label}): {s.doc}")
+        print(f"  runs: {s.entry or ' '.join(s.command)}; CPUs: {s.cpus}; GPU: {s.gpu}")
+        for p in s.params:
+            limits = ", ".join(
+                f"{k} {v}" for k, v in p.value_schema().items() if k not in ("type",)
+            )
+            default = list(p.default) if isinstance(p.default, tuple) else p.default
+            print(f"  {p.name} = {json.dumps(default)}"
+                  f"{f' ({limits})' if limits else ''}: {p.doc}")
+        print()
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -148,15 +210,24 @@ def build_parser() -> argparse.ArgumentParser:
     r = sub.add_parser("run", help="run one engine on one CSR file, write one result row")
     r.add_argument("--dataset", required=True)
     r.add_argument("--run-id", required=True)
-    r.add_argument("--engine", required=True)
-    r.add_argument("--graph", required=True)
+    what = r.add_mutually_exclusive_group(required=True)
+    what.add_argument("--job", help="the run as JSON (mbebench.plan.RunSpec.job(); the pipeline)")
+    what.add_argument("--engine", help="a registered engine or 'module:function' (by hand)")
+    r.add_argument("--graph", required=True, help="the dataset's CSR file")
+    r.add_argument("--input-file", help="the file a command-line engine reads, if not the CSR")
     r.add_argument("--out", required=True)
-    r.add_argument("--params", default="{}", help="engine parameters as JSON")
+    r.add_argument("--params", default="{}", help="with --engine: engine parameters as JSON")
     r.add_argument("--repeats", type=int, default=1)
     r.add_argument("--timeout", type=float, default=3600)
-    r.add_argument("--simulate", action="store_true", help="CUDA simulator (cuMBE on CPU)")
+    r.add_argument("--simulate", action="store_true", help="the engine's simulator (no GPU)")
     r.add_argument("--require-gpu", action="store_true")
     r.set_defaults(func=_cmd_run)
+
+    x = sub.add_parser("export", help="CSR -> text graph file for command-line engines")
+    x.add_argument("--graph", required=True)
+    x.add_argument("--format", required=True, choices=["konect", "adj"])
+    x.add_argument("--out", required=True)
+    x.set_defaults(func=_cmd_export)
 
     for name, func, help_ in (
         ("tables", _cmd_tables, "result rows -> summary and speedup tables"),
@@ -167,6 +238,16 @@ def build_parser() -> argparse.ArgumentParser:
         t.add_argument("--datasets", nargs="+", required=True)
         t.add_argument("--out-dir", required=True)
         t.set_defaults(func=func)
+
+    k = sub.add_parser("check", help="fail when ok runs of a dataset disagree on the count")
+    k.add_argument("--rows", nargs="+", required=True)
+    k.add_argument("--out", required=True, help="the report, written only when all agree")
+    k.add_argument("--report", help="the report, written in any case (the rule's log)")
+    k.set_defaults(func=_cmd_check)
+
+    e = sub.add_parser("engines", help="registered engines and their parameters")
+    e.add_argument("--schema", action="store_true", help="the JSON schema of their config sections")
+    e.set_defaults(func=_cmd_engines)
     return p
 
 
@@ -179,11 +260,14 @@ def main(argv: list[str] | None = None) -> int:
         return 128 + e.signum
     except SystemExit:
         raise
-    except Exception as e:  # one clear line for the user; the traceback helps nobody here
-        from mbebench.tables import CountMismatchError
-
-        text = f"error: {e}"
-        # a mismatch lists every disagreeing dataset: those lines are the point
-        print(text if isinstance(e, CountMismatchError) else text.splitlines()[0], file=sys.stderr)
+    except Exception as e:
+        expected = any(c.__name__ in EXPECTED_ERRORS for c in type(e).__mro__)
+        text = f"error: {str(e).strip() or type(e).__name__}"
+        if type(e).__name__ == "CountMismatchError":
+            print(text, file=sys.stderr)  # every disagreeing dataset: those lines are the point
+        else:
+            print(text.splitlines()[0], file=sys.stderr)
+        if not expected:
+            traceback.print_exc()
         return 1
     return 0

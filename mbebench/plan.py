@@ -1,20 +1,27 @@
 """What the pipeline will do, derived from the validated config.
 
 Kept out of the Snakefile so it can be unit-tested: which datasets, where
-each one comes from, and which engine runs (run ids) each dataset gets.
+each one comes from, and which engine runs each dataset gets.  Engine runs come
+from the engines' specs (:mod:`mbebench.spec`) with no per-engine code here:
+every registered engine (:data:`mbebench.engine.ENGINES`) and every plug-in
+entry of the config's ``engines`` section (:mod:`mbebench.plugins`) gives the
+product of its parameters' values, one run each.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-CUMBE_VARIANTS = ("cuMBE", "noRS", "noES", "noWS")
+from mbebench import engine as registry
+from mbebench.plugins import is_plugin, plugin_spec
+from mbebench.spec import ConfigError, EngineSpec
 
+__all__ = ["ConfigError", "RunSpec", "Source", "plan_runs", "planned_rows", "direct_run"]
 
-class ConfigError(ValueError):
-    """The config names something that does not exist or cannot work."""
+GLOBAL_KEYS = ("repeats", "timeout_s")
 
 
 @dataclass(frozen=True)
@@ -26,20 +33,48 @@ class Source:
 
 @dataclass(frozen=True)
 class RunSpec:
+    """One engine run (on each dataset it applies to).
+
+    ``run_id`` is only a file name (``results/runs/<dataset>/<run_id>.json``):
+    stable for a given config, never parsed.  What a run is lives in its fields,
+    which the row repeats: ``engine``, ``variant``, ``params`` (all of them),
+    ``label`` (the tables' name for it), ``timed``.
+    """
+
     run_id: str
     engine: str
+    label: str = ""
     params: dict[str, Any] = field(default_factory=dict)
-    threads: int = 1
+    entry: str | None = None  # "module:function" of a Python engine
+    command: tuple[str, ...] | None = None  # argv template of a command-line engine
+    input: str = "csr"  # the graph file the engine reads: csr, konect or adj
+    variant: str | None = None
+    timed: bool = True  # False: a measurement probe (instrumented build)
+    threads: int = 1  # CPUs (Snakemake threads) of the run
     gpu: int = 0
     repeats: int = 1
     timeout_s: float = 3600.0
-    simulate: bool = False
+    env: dict[str, str] = field(default_factory=dict)  # e.g. the CUDA simulator's switch
     require_gpu: bool = False
     # None: every dataset; else only these (e.g. keep the slow CUDA simulator to small graphs)
     datasets: tuple[str, ...] | None = None
 
     def applies_to(self, dataset: str) -> bool:
         return self.datasets is None or dataset in self.datasets
+
+    @property
+    def simulate(self) -> bool:
+        return bool(self.env)
+
+    def job(self) -> dict[str, Any]:
+        """What the runner needs (``python -m mbebench run --job <json>``)."""
+        return {
+            "engine": self.engine, "label": self.label or self.run_id, "params": self.params,
+            "entry": self.entry, "command": list(self.command) if self.command else None,
+            "input": self.input, "variant": self.variant, "timed": self.timed,
+            "repeats": self.repeats, "timeout_s": self.timeout_s, "env": self.env,
+            "require_gpu": self.require_gpu,
+        }
 
 
 def konect_url(base_url: str, konect_name: str) -> str:
@@ -71,76 +106,121 @@ def dataset_source(config: dict, name: str) -> Source:
     return Source("url", url, entry.get("sha256"))
 
 
-def _engine_common(config: dict, engine: str) -> dict:
+def graph_file(dataset: str, fmt: str = "csr") -> str:
+    """The pipeline's graph file of a dataset: the CSR, or a text export of it."""
+    if fmt == "csr":
+        return f"results/csr/{dataset}.csr"
+    return f"results/graphs/{dataset}.{fmt}"
+
+
+def engine_names(config: dict) -> list[str]:
+    """Registered engines first (in registry order), then the config's plug-ins."""
+    sections = [k for k in (config.get("engines") or {}) if k not in GLOBAL_KEYS]
+    return [*registry.ENGINES, *[k for k in sections if k not in registry.ENGINES]]
+
+
+def engine_spec(name: str, section: Mapping) -> tuple[EngineSpec, dict, dict]:
+    """(spec, run options, parameter values) of one config section; ConfigError naming the key."""
+    where = f"engines.{name}"
+    if is_plugin(section):
+        if name in registry.ENGINES:
+            raise ConfigError(f"{where}: {name!r} is a registered engine; give yours another name")
+        spec = plugin_spec(name, section, where)
+        options = {k: v for k, v in section.items() if k in spec.run_options()}
+        values = dict(section.get("params") or {})
+        known = {p.name for p in spec.params}
+        for key in values:
+            if key not in known and not spec.open_params:
+                raise ConfigError(f"{where}.params: unknown parameter {key!r} of {spec.entry} "
+                                  f"(known: {', '.join(sorted(known)) or 'none'})")
+        return spec, options, values
+    if name not in registry.ENGINES:
+        raise ConfigError(
+            f"{where}: unknown engine {name!r} (registered: {', '.join(registry.ENGINES)}; "
+            "your own engine needs module: or command:)"
+        )
+    spec = registry.get_spec(name)
+    checked = spec.check_section(section, where)
+    options = {k: v for k, v in checked.items() if k in spec.run_options()}
+    return spec, options, {k: v for k, v in checked.items() if k not in options}
+
+
+def _common(config: dict, name: str, options: Mapping) -> dict:
     engines = config["engines"]
-    section = engines.get(engine) or {}
-    only = section.get("datasets") or []
+    only = options.get("datasets") or []
     unknown = [d for d in only if d not in config["datasets"]]
     if unknown:
-        raise ConfigError(f"engines.{engine}.datasets names unknown dataset(s): {', '.join(unknown)}")
+        raise ConfigError(f"engines.{name}.datasets names unknown dataset(s): {', '.join(unknown)}")
     return {
-        "repeats": int(section.get("repeats", engines["repeats"])),
-        "timeout_s": float(section.get("timeout_s", engines["timeout_s"])),
+        "repeats": int(options.get("repeats", engines["repeats"])),
+        "timeout_s": float(options.get("timeout_s", engines["timeout_s"])),
         "datasets": tuple(only) or None,
     }
 
 
-def parmbe_processes(requested: list[int], cores: int) -> list[int]:
-    """Process counts that fit the machine; the full core count if none does."""
-    fitting = sorted({int(p) for p in requested if 1 <= int(p) <= cores})
-    return fitting or [cores]
+def engine_runs(config: dict, name: str, cores: int) -> list[RunSpec]:
+    """The runs of one engine: its parameter grid, or none when it is disabled."""
+    section = (config.get("engines") or {}).get(name) or {}
+    if not isinstance(section, Mapping):
+        raise ConfigError(f"engines.{name}: must be a mapping, got {section!r}")
+    if not section.get("enabled", True):
+        return []
+    spec, options, values = engine_spec(name, section)
+    common = _common(config, name, options)
+    grid = spec.grid(values, f"engines.{name}", cores)
+    runs = []
+    for params, (run_id, label) in zip(grid, spec.names(name, grid)):
+        timed = spec.timed(params)
+        runs.append(RunSpec(
+            run_id, name, label, params, entry=spec.entry, command=spec.command,
+            input=spec.input, variant=spec.variant_of(params), timed=timed,
+            threads=spec.cpus_for(params), gpu=int(spec.gpu),
+            # a probe is for plots and the agreement check: one run is enough
+            repeats=common["repeats"] if timed else 1, timeout_s=common["timeout_s"],
+            env=dict(spec.simulator_env or {}) if options.get("simulate") else {},
+            require_gpu=bool(options.get("require_gpu", False)), datasets=common["datasets"],
+        ))
+    return runs
 
 
 def plan_runs(config: dict, cores: int | None = None) -> dict[str, RunSpec]:
     """run_id -> RunSpec for every enabled engine run (see RunSpec.applies_to)."""
     cores = cores or os.cpu_count() or 1
-    engines = config["engines"]
     runs: dict[str, RunSpec] = {}
-
-    imbea = engines.get("imbea") or {}
-    if imbea.get("enabled", True):
-        runs["imbea"] = RunSpec("imbea", "imbea", {}, **_engine_common(config, "imbea"))
-
-    parmbe = engines.get("parmbe") or {}
-    if parmbe.get("enabled", True):
-        for p in parmbe_processes(parmbe.get("processes", [cores]), cores):
-            runs[f"parmbe-p{p}"] = RunSpec(
-                f"parmbe-p{p}",
-                "parmbe",
-                {"processes": p},
-                threads=p,
-                **_engine_common(config, "parmbe"),
-            )
-
-    cumbe = engines.get("cumbe") or {}
-    if cumbe.get("enabled", True):
-        common = _engine_common(config, "cumbe")
-        base = {
-            "k": int(cumbe.get("k", 2)),
-            "threads": int(cumbe.get("threads", 512)),
-            "blocks": int(cumbe.get("blocks", 0)),
-        }
-        for variant in cumbe.get("variants", list(CUMBE_VARIANTS)):
-            if variant not in CUMBE_VARIANTS:
-                raise ConfigError(
-                    f"unknown cuMBE variant {variant!r} (known: {', '.join(CUMBE_VARIANTS)})"
-                )
-            builds = [False, True] if cumbe.get("instrument", True) else [False]
-            for instrument in builds:
-                run_id = f"cumbe-{variant}" + ("-instr" if instrument else "")
-                runs[run_id] = RunSpec(
-                    run_id,
-                    "cumbe",
-                    {**base, "variant": variant, "instrument": instrument},
-                    gpu=1,
-                    simulate=bool(cumbe.get("simulate", False)),
-                    require_gpu=bool(cumbe.get("require_gpu", False)),
-                    # an instrumented build is for plots, one run is enough
-                    **{**common, "repeats": 1 if instrument else common["repeats"]},
-                )
+    labels: dict[str, str] = {}
+    for name in engine_names(config):
+        for run in engine_runs(config, name, cores):
+            for key, seen, what in ((run.run_id, runs, "run id"), (run.label, labels, "label")):
+                if key in seen:
+                    other = seen[key] if isinstance(seen[key], str) else seen[key].engine
+                    raise ConfigError(f"engines.{name}: {what} {key!r} is also one of "
+                                      f"engines.{other}'s runs; rename the engine")
+            runs[run.run_id] = run
+            labels[run.label] = name
     if not runs:
         raise ConfigError("no engine is enabled in the config's 'engines' section")
     return runs
+
+
+def direct_run(engine: str, params: Mapping[str, Any], run_id: str, *, repeats: int = 1,
+               timeout_s: float = 3600.0, simulate: bool = False,
+               require_gpu: bool = False) -> RunSpec:
+    """One run given by hand (``python -m mbebench run --engine ...``): a registered
+    engine gets its spec's defaults and checks; a ``module:function`` runs as given."""
+    common = {"repeats": repeats, "timeout_s": timeout_s, "require_gpu": require_gpu}
+    if engine not in registry.ENGINES:
+        if simulate:
+            raise ConfigError(f"{engine}: only a registered engine knows its simulator; "
+                              "set the simulator's environment yourself")
+        return RunSpec(run_id, engine, run_id, dict(params), **common)
+    spec = registry.get_spec(engine)
+    full = spec.resolve(params, f"engine {engine}")
+    if simulate and not spec.simulator_env:
+        raise ConfigError(f"engine {engine} has no simulator")
+    label = spec.names(engine, [full])[0][1]
+    return RunSpec(run_id, engine, label, full, entry=spec.entry, command=spec.command,
+                   input=spec.input, variant=spec.variant_of(full), timed=spec.timed(full),
+                   env=dict(spec.simulator_env or {}) if simulate else {}, **common)
 
 
 def planned_rows(datasets: list[str], runs: dict[str, RunSpec]) -> list[str]:

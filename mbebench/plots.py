@@ -4,6 +4,10 @@ Every function draws on a fresh :class:`matplotlib.figure.Figure` with an Agg
 canvas (no pyplot, no global backend switch), writes PNG and PDF atomically,
 and returns a small dict describing what it drew, read back from the artists
 (box whiskers, bar heights, line data), so tests can check the data, not pixels.
+
+Rows are chosen by their fields (:mod:`mbebench.paper` says which engine,
+variant and parameter each figure shows); the variants drawn are those the
+rows hold, in the tables' order (:func:`mbebench.rows.configs`).
 """
 
 from __future__ import annotations
@@ -18,14 +22,17 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator, FormatStrFormatter, NullLocator
 
+from mbebench import paper
 from mbebench.atomic import atomic_path
-from mbebench.rows import index_rows, ordered_datasets, parmbe_processes, status_text
+from mbebench.rows import config_key, configs, ordered_datasets, select, status_text
 
 NO_GPU_TEXT = "no instrumented GPU runs (no CUDA device)"
 NO_PARMBE_TEXT = "no ParMBE runs with per-worker busy times"
 NO_SCALING_TEXT = "no successful ParMBE runs"
 
-CUMBE_VARIANTS = ("cuMBE", "noRS", "noES", "noWS")
+REF_ENGINE, REF_VARIANT = paper.REFERENCE["engine"], paper.REFERENCE["variant"]
+NO_WS = paper.NO_WORK_STEALING
+WORKER_ENGINE, WORKER_PARAM = paper.WORKERS["engine"], paper.WORKERS["param"]
 PHASES = (
     ("candidate_selection", "candidate selection"),
     ("lprime_construction", "L′ construction"),
@@ -36,7 +43,7 @@ PHASES = (
     ("other", "other (launch, idle)"),
 )
 PHASE_COLORS = ("#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860", "#bbbbbb")
-WS_COLORS = {"cuMBE": "#1f77b4", "noWS": "#ff7f0e"}  # the paper's blue / orange
+WS_COLORS = {REF_VARIANT: "#1f77b4", NO_WS: "#ff7f0e"}  # the paper's blue / orange
 
 
 # --------------------------------------------------------------------------- common
@@ -62,18 +69,37 @@ def _save(fig: Figure, out_png, out_pdf) -> list[Path]:
     return paths
 
 
-def _ok_row(idx, ds: str, run_id: str) -> Mapping | None:
-    r = idx.get((ds, run_id))
-    return r if r is not None and r.get("status") == "ok" else None
+def _in_table_order(rows: Sequence[Mapping], cands: Sequence[Mapping]) -> list[Mapping]:
+    """Candidates in the tables' order, so that a sweep's pick does not depend on file order."""
+    order = {c.key: i for i, c in enumerate(configs(rows))}
+    return sorted(cands, key=lambda r: order[config_key(r)])
 
 
-def _why_missing(idx, ds: str, run_id: str) -> str:
-    r = idx.get((ds, run_id))
-    if r is None:
-        return f"no {run_id} row"
-    if r.get("status") != "ok":
-        return f"{run_id} {status_text(r)}"
-    return f"{run_id} has no per-worker data"
+def _instr(rows, ds: str, variant: str) -> list[Mapping]:
+    """The reference engine's instrumented rows of one dataset and variant."""
+    return _in_table_order(
+        rows, select(rows, dataset=ds, engine=REF_ENGINE, variant=variant, timed=False))
+
+
+def _pick(cands: Sequence[Mapping], usable) -> tuple[Mapping | None, Mapping | None]:
+    """(the first ok row with usable data, the first row) of the candidates."""
+    good = next((r for r in cands if r.get("status") == "ok" and usable(r) is not None), None)
+    return good, (cands[0] if cands else None)
+
+
+def _why_missing(row: Mapping | None, what: str) -> str:
+    if row is None:
+        return f"no {what} row"
+    if row.get("status") != "ok":
+        return f"{row.get('label') or what} {status_text(row)}"
+    return f"{row.get('label') or what} has no per-worker data"
+
+
+def _slot_text(row: Mapping | None) -> str:
+    """What an empty slot of a figure says: not run, its status, or no data."""
+    if row is None:
+        return "not run"
+    return row.get("status") if row.get("status") != "ok" else "no data"
 
 
 def _busy(row: Mapping | None) -> np.ndarray | None:
@@ -89,7 +115,7 @@ def _busy(row: Mapping | None) -> np.ndarray | None:
 
 def _no_gpu_text(rows: Sequence[Mapping]) -> str:
     """The empty-panel text: NO_GPU_TEXT unless instrumented GPU runs failed for another reason."""
-    instr = [r for r in rows if r["run_id"].startswith("cumbe-") and r["run_id"].endswith("-instr")]
+    instr = select(rows, engine=REF_ENGINE, timed=False)
     if all(r.get("status") == "skipped" for r in instr):
         return NO_GPU_TEXT
     return "no usable instrumented GPU runs (" + ", ".join(
@@ -158,27 +184,27 @@ def _boxes(ax, data: list[np.ndarray], positions: list[float], color: str) -> li
 def workload_plot(rows: Sequence[Mapping], datasets: Sequence[str], out_png, out_pdf) -> dict:
     """Fig. 6: per-worker busy time / the run's mean busy time, as min-quartile-max boxes.
 
-    Top: cuMBE thread blocks with (``cumbe-cuMBE-instr``) and without
-    (``cumbe-noWS-instr``) work stealing.  Bottom: ParMBE processes of the
-    ``parmbe-p<N>`` row with the largest N that has per-worker data.
+    Top: cuMBE thread blocks with (variant cuMBE) and without (noWS) work
+    stealing, from instrumented rows.  Bottom: ParMBE processes of the row with
+    the most processes that has per-worker data.
     """
     rows = list(rows)
-    idx = index_rows(rows)
     order = ordered_datasets(rows, datasets)
     result: dict[str, Any] = {"figure": "workload", "left_out": {"gpu": {}, "parmbe": {}},
                               "notes": []}
     ylabel = "busy time / mean busy time"
 
     # ---- GPU panel data
-    gpu_ds, gpu_data = [], {"cuMBE": {}, "noWS": {}}
+    gpu_ds, gpu_data, gpu_first = [], {REF_VARIANT: {}, NO_WS: {}}, {}
     for ds in order:
         got, why = {}, []
-        for v in ("cuMBE", "noWS"):
-            arr = _busy(_ok_row(idx, ds, f"cumbe-{v}-instr"))
-            if arr is not None:
-                got[v] = arr
+        for v in (REF_VARIANT, NO_WS):
+            good, first = _pick(_instr(rows, ds, v), _busy)
+            gpu_first[ds, v] = first
+            if good is not None:
+                got[v] = _busy(good)
             else:
-                why.append(_why_missing(idx, ds, f"cumbe-{v}-instr"))
+                why.append(_why_missing(first, f"{REF_ENGINE} {v} instrumented"))
         if got:
             gpu_ds.append(ds)
             for v, arr in got.items():
@@ -191,17 +217,15 @@ def workload_plot(rows: Sequence[Mapping], datasets: Sequence[str], out_png, out
     # ---- ParMBE panel data
     par_ds, par_data, par_procs = [], {}, {}
     for ds in order:
-        cands = sorted(
-            ((p, r) for (d, rid), r in idx.items()
-             if d == ds and (p := parmbe_processes(rid)) is not None),
-            key=lambda t: -t[0],
-        )
+        cands = sorted(((r["params"][WORKER_PARAM], r) for r in _in_table_order(rows, select(
+                        rows, dataset=ds, engine=WORKER_ENGINE))
+                        if WORKER_PARAM in (r.get("params") or {})), key=lambda t: -t[0])
         chosen = next(((p, _busy(r)) for p, r in cands
                        if r.get("status") == "ok" and _busy(r) is not None), None)
         if chosen is None:
             result["left_out"]["parmbe"][ds] = (
-                "no parmbe rows" if not cands
-                else "; ".join(_why_missing(idx, ds, f"parmbe-p{p}") for p, _ in cands)
+                f"no {WORKER_ENGINE} rows" if not cands
+                else "; ".join(_why_missing(r, WORKER_ENGINE) for _, r in cands)
             )
             continue
         par_ds.append(ds)
@@ -213,8 +237,8 @@ def workload_plot(rows: Sequence[Mapping], datasets: Sequence[str], out_png, out
     # ---- GPU panel
     gpu_info: dict[str, Any] = {"xlabels": gpu_ds, "ylabel": ylabel, "series": {}}
     if gpu_ds:
-        for off, v, name in ((-0.2, "cuMBE", "cuMBE (work stealing)"),
-                             (0.2, "noWS", "noWS (no work stealing)")):
+        for off, v, name in ((-0.2, REF_VARIANT, f"{REF_VARIANT} (work stealing)"),
+                             (0.2, NO_WS, f"{NO_WS} (no work stealing)")):
             ds_with = [ds for ds in gpu_ds if ds in gpu_data[v]]
             if not ds_with:
                 continue
@@ -223,11 +247,9 @@ def workload_plot(rows: Sequence[Mapping], datasets: Sequence[str], out_png, out
             gpu_info["series"][name] = dict(zip(ds_with, drawn))
             ax_gpu.plot([], [], color=WS_COLORS[v], lw=8, alpha=0.55, label=name)
         for i, ds in enumerate(gpu_ds):  # a missing series keeps its slot, saying why
-            for off, v in ((-0.2, "cuMBE"), (0.2, "noWS")):
+            for off, v in ((-0.2, REF_VARIANT), (0.2, NO_WS)):
                 if ds not in gpu_data[v]:
-                    r = idx.get((ds, f"cumbe-{v}-instr"))
-                    why = "not run" if r is None else (
-                        r.get("status") if r.get("status") != "ok" else "no data")
+                    why = _slot_text(gpu_first[ds, v])
                     ax_gpu.text(i + off, 0.03, why, rotation=90, ha="center", va="bottom",
                                 fontsize=7, color="0.35", transform=ax_gpu.get_xaxis_transform())
         ax_gpu.set_xticks(range(len(gpu_ds)), gpu_ds)
@@ -296,46 +318,53 @@ def _phases(row: Mapping | None) -> tuple[dict[str, float], list[str]] | None:
 
 
 def breakdown_plot(rows: Sequence[Mapping], datasets: Sequence[str], out_png, out_pdf) -> dict:
-    """Fig. 7: stacked phase times of cuMBE, noRS, noES, noWS per dataset.
+    """Fig. 7: stacked phase times of cuMBE and its ablations per dataset.
 
-    Normalised per dataset to cuMBE's total (phases summed over thread blocks),
-    so datasets whose run times span decades share one axis; cuMBE's absolute
-    total is printed under each dataset name.
+    The variants are those of the reference engine's instrumented rows, cuMBE
+    first.  Normalised per dataset to cuMBE's total (phases summed over thread
+    blocks), so datasets whose run times span decades share one axis; cuMBE's
+    absolute total is printed under each dataset name.
     """
     rows = list(rows)
-    idx = index_rows(rows)
     order = ordered_datasets(rows, datasets)
-    result: dict[str, Any] = {"figure": "breakdown", "variants": list(CUMBE_VARIANTS),
+    variants = list(dict.fromkeys(
+        c.variant for c in configs(rows) if c.engine == REF_ENGINE and not c.timed
+    ))
+    variants.sort(key=lambda v: v != REF_VARIANT)
+    result: dict[str, Any] = {"figure": "breakdown", "variants": variants,
                               "phases": [lab for _, lab in PHASES], "left_out": {},
                               "notes": [], "values": {}, "totals_s": {}, "absent": {}}
     ylabel = "time / cuMBE total (phases summed over thread blocks)"
     result["ylabel"] = ylabel
 
     data: dict[str, dict[str, dict[str, float]]] = {}
+    first: dict[tuple[str, str], Mapping | None] = {}
     for ds in order:
         per_v = {}
-        for v in CUMBE_VARIANTS:
-            got = _phases(_ok_row(idx, ds, f"cumbe-{v}-instr"))
+        for v in variants:
+            good, first[ds, v] = _pick(_instr(rows, ds, v), _phases)
+            got = _phases(good)
             if got is None:
-                result["left_out"][f"{ds}/{v}"] = _why_missing(idx, ds, f"cumbe-{v}-instr")
+                result["left_out"][f"{ds}/{v}"] = _why_missing(
+                    first[ds, v], f"{REF_ENGINE} {v} instrumented")
                 continue
             per_v[v], extra = got
             if extra:
                 result["notes"].append(f"{ds}/{v}: unknown phase(s) {', '.join(extra)} "
                                        "counted as other")
-        if "cuMBE" not in per_v:
+        if REF_VARIANT not in per_v:
             if per_v:
-                result["left_out"][ds] = "no cumbe-cuMBE-instr phases to normalise to"
+                result["left_out"][ds] = f"no instrumented {REF_VARIANT} phases to normalise to"
             continue
         data[ds] = per_v
     shown = list(data)
     result["datasets"] = shown
 
-    n_var = len(CUMBE_VARIANTS)
+    n_var = max(len(variants), 1)
     fig = _figure(max(8.0, 1.45 * max(len(shown), 1) + 3.5), 5.2)
     ax = fig.subplots()
-    title = ("cuMBE execution-time breakdown, each optimisation removed in turn\n"
-             "noRS: no reverse scanning, noES: no early stop, noWS: no work stealing")
+    title = (f"{REF_VARIANT} execution-time breakdown, each optimisation removed in turn"
+             + (f"\n({', '.join(variants[1:])})" if len(variants) > 1 else ""))
     ax.set_title(title, fontsize=9)
     if not shown:
         text = _no_gpu_text(rows)
@@ -347,14 +376,15 @@ def breakdown_plot(rows: Sequence[Mapping], datasets: Sequence[str], out_png, ou
 
     slots = []  # (x, ds, variant)
     for g, ds in enumerate(shown):
-        for j, v in enumerate(CUMBE_VARIANTS):
+        for j, v in enumerate(variants):
             if v in data[ds]:
                 slots.append((g * (n_var + 1) + j, ds, v))
     xs = [s[0] for s in slots]
     bottom = np.zeros(len(slots))
     containers = []
     for (key, label), color in zip(PHASES, PHASE_COLORS):
-        h = np.array([data[ds][v][key] / sum(data[ds]["cuMBE"].values()) for _, ds, v in slots])
+        h = np.array([data[ds][v][key] / sum(data[ds][REF_VARIANT].values())
+                      for _, ds, v in slots])
         containers.append(ax.bar(xs, h, bottom=bottom, width=0.85, color=color, label=label,
                                  edgecolor="white", linewidth=0.3))
         bottom += h
@@ -368,11 +398,9 @@ def breakdown_plot(rows: Sequence[Mapping], datasets: Sequence[str], out_png, ou
     # a variant without data keeps its slot, saying why (error, skipped, not run)
     absent = []
     for g, ds in enumerate(shown):
-        for j, v in enumerate(CUMBE_VARIANTS):
+        for j, v in enumerate(variants):
             if v not in data[ds]:
-                r = idx.get((ds, f"cumbe-{v}-instr"))
-                why = "not run" if r is None else (
-                    r.get("status") if r.get("status") != "ok" else "no data")
+                why = _slot_text(first[ds, v])
                 x = g * (n_var + 1) + j
                 ax.text(x, 0.02, why, rotation=90, ha="center", va="bottom", fontsize=7,
                         color="0.35")
@@ -383,8 +411,8 @@ def breakdown_plot(rows: Sequence[Mapping], datasets: Sequence[str], out_png, ou
     ax.tick_params(axis="x", length=0, pad=2)
     group_labels = []
     for g, ds in enumerate(shown):
-        total = sum(data[ds]["cuMBE"].values())
-        text = f"{ds}\n(cuMBE = {_fmt_total(total)} s)"
+        total = sum(data[ds][REF_VARIANT].values())
+        text = f"{ds}\n({REF_VARIANT} = {_fmt_total(total)} s)"
         group_labels.append(text)
         ax.annotate(text, xy=(g * (n_var + 1) + (n_var - 1) / 2, 0),
                     xycoords=("data", "axes fraction"),
@@ -410,18 +438,21 @@ def breakdown_plot(rows: Sequence[Mapping], datasets: Sequence[str], out_png, ou
 def scaling_plot(rows: Sequence[Mapping], datasets: Sequence[str], out_png, out_pdf) -> dict:
     """ParMBE speedup vs process count, over its own 1-process time (else the smallest count)."""
     rows = list(rows)
-    idx = index_rows(rows)
     order = ordered_datasets(rows, datasets)
     xlabel = "ParMBE processes"
     result: dict[str, Any] = {"figure": "scaling", "xlabel": xlabel, "ylabel": None,
                               "series": {}, "ideal": {}, "left_out": {}, "notes": []}
-    all_procs = sorted({p for (_, rid) in idx if (p := parmbe_processes(rid)) is not None})
+    worker_rows = [r for r in select(rows, engine=WORKER_ENGINE, timed=True)
+                   if WORKER_PARAM in (r.get("params") or {})]
+    all_procs = sorted({int(r["params"][WORKER_PARAM]) for r in worker_rows})
 
     curves = {}
     for ds in order:
         times, missing = {}, []
         for p in all_procs:
-            r = idx.get((ds, f"parmbe-p{p}"))
+            cands = _in_table_order(rows, select(worker_rows, dataset=ds,
+                                                 params={WORKER_PARAM: p}))
+            r = next((c for c in cands if c.get("status") == "ok"), cands[0] if cands else None)
             if r is None:
                 continue
             if r.get("status") == "ok" and r.get("algo_s"):
@@ -433,7 +464,7 @@ def scaling_plot(rows: Sequence[Mapping], datasets: Sequence[str], out_png, out_
         if missing:
             result["notes"].append(f"{ds}: left out {'; '.join(missing)}")
         if not times:
-            result["left_out"][ds] = "no ok parmbe rows"
+            result["left_out"][ds] = f"no ok {WORKER_ENGINE} rows"
             continue
         base = 1 if 1 in times else min(times)
         ps = sorted(times)

@@ -1,9 +1,14 @@
-"""Load, validate and flatten result rows (``results/runs/<dataset>/<run_id>.json``).
+"""Load, validate, select and flatten result rows (``results/runs/<dataset>/<run_id>.json``).
 
 The row format is defined in ``docs/architecture.md``.  Everything downstream
-(tables, plots) goes through :func:`load_rows` / :func:`rows_frame`, so a
-malformed or truncated file is reported once, naming the file, instead of
-surfacing as a confusing ``KeyError`` inside a plot.
+(tables, plots) goes through :func:`load_rows`, so a malformed or truncated
+file is reported once, naming the file, instead of surfacing as a confusing
+``KeyError`` inside a plot.
+
+Rows are selected by what they hold (:func:`select`: dataset, engine, variant,
+params, timed), never by their run id, which is only a file name.  A
+*configuration* is one engine with one set of parameters (:func:`configs`):
+the summary table has a column per configuration.
 """
 
 from __future__ import annotations
@@ -13,7 +18,8 @@ import math
 import os
 import re
 import statistics
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,46 +28,6 @@ import pandas as pd
 STATUSES = ("ok", "timeout", "error", "skipped")
 REQUIRED_KEYS = ("dataset", "run_id", "engine", "status")
 _FP_RE = re.compile(r"^0x[0-9a-fA-F]{1,16}$")
-_PARMBE_RE = re.compile(r"^parmbe-p(\d+)$")
-_CUMBE_RE = re.compile(r"^cumbe-(.+?)(-instr)?$")
-INSTR_SUFFIX = "-instr"
-
-
-# --------------------------------------------------------------------------- run ids
-
-
-def is_instrumented(run_id: str) -> bool:
-    """Instrumented runs count for agreement; their times are not "the" engine time."""
-    return run_id.endswith(INSTR_SUFFIX)
-
-
-def parmbe_processes(run_id: str) -> int | None:
-    """``parmbe-p8`` -> 8; anything else -> None."""
-    m = _PARMBE_RE.match(run_id)
-    return int(m.group(1)) if m else None
-
-
-def cumbe_variant(run_id: str) -> str | None:
-    """``cumbe-noWS`` / ``cumbe-noWS-instr`` -> ``noWS``; anything else -> None."""
-    m = _CUMBE_RE.match(run_id)
-    return m.group(1) if m else None
-
-
-def run_id_sort_key(run_id: str) -> tuple:
-    """imbea, parmbe-p1 < p2 < ... (numeric), cumbe-cuMBE, other cumbe variants; -instr last."""
-    from mbebench.plan import CUMBE_VARIANTS  # the paper's variant order
-
-    instr = is_instrumented(run_id)
-    if run_id == "imbea":
-        return (instr, 0, 0, run_id)
-    p = parmbe_processes(run_id)
-    if p is not None:
-        return (instr, 1, p, run_id)
-    v = cumbe_variant(run_id)
-    if v is not None:
-        rank = CUMBE_VARIANTS.index(v) if v in CUMBE_VARIANTS else len(CUMBE_VARIANTS)
-        return (instr, 2, rank, run_id)
-    return (instr, 3, 0, run_id)
 
 
 # --------------------------------------------------------------------------- validation
@@ -85,6 +51,11 @@ def validate_row(row: Any, source: str = "<row>") -> dict:
     for k in ("dataset", "run_id", "engine"):
         if not isinstance(row[k], str) or not row[k]:
             raise ValueError(f"{source}: {k!r} must be a non-empty string, got {row[k]!r}")
+    if not isinstance(row.get("params", {}), Mapping):
+        raise ValueError(f"{source}: 'params' must be an object, got {row['params']!r}")
+    for k, kind in (("label", str), ("timed", bool)):
+        if k in row and not isinstance(row[k], kind):
+            raise ValueError(f"{source}: {k!r} must be a {kind.__name__}, got {row[k]!r}")
     status = row["status"]
     if status not in STATUSES:
         raise ValueError(
@@ -99,8 +70,10 @@ def validate_row(row: Any, source: str = "<row>") -> dict:
                 f"{source}: ok row needs an int 'count' >= 0, got {row.get('count')!r}"
             )
         fp = row.get("fingerprint")
-        if not isinstance(fp, str) or not _FP_RE.match(fp):
-            raise ValueError(f"{source}: ok row needs a hex 'fingerprint' (0x...), got {fp!r}")
+        # null: the engine does not compute it (a command-line engine); its count still counts
+        if fp is not None and (not isinstance(fp, str) or not _FP_RE.match(fp)):
+            raise ValueError(f"{source}: ok row needs a hex 'fingerprint' (0x...) or null, "
+                             f"got {fp!r}")
         if not algo:
             raise ValueError(f"{source}: ok row has no 'algo_s' times")
     graph = row.get("graph")
@@ -114,7 +87,35 @@ def validate_row(row: Any, source: str = "<row>") -> dict:
     stats = row.get("stats")
     if stats is not None and not isinstance(stats, Mapping):
         raise ValueError(f"{source}: 'stats' must be an object, got {type(stats).__name__}")
-    return dict(row)
+    return upgrade(dict(row))
+
+
+def upgrade(row: dict) -> dict:
+    """A schema_version 1 row in today's shape (rows committed under benchmarks/).
+
+    Version 1 had no ``label`` (now made by the engine's spec, else the run id)
+    and no ``timed``: an instrumented build was a row whose params had
+    ``instrument: true``.
+    """
+    if row.get("schema_version", 1) < 2:
+        row.setdefault("params", {})
+        spec = _spec_of(row["engine"])
+        label = spec.names(row["engine"], [row["params"]])[0][1] if spec else row["run_id"]
+        row.setdefault("label", label)
+        row.setdefault("timed", not bool(row["params"].get("instrument")))
+    return row
+
+
+def _spec_of(engine: str):
+    """The registered spec of an engine, or None (a plug-in, or an engine since removed)."""
+    from mbebench import engine as registry
+
+    if engine not in registry.ENGINES:
+        return None
+    try:
+        return registry.get_spec(engine)
+    except (ImportError, ValueError, TypeError):
+        return None
 
 
 def _expand(paths: Iterable[str | os.PathLike] | str | os.PathLike) -> list[Path]:
@@ -134,10 +135,12 @@ def load_rows(paths: Iterable[str | os.PathLike] | str | os.PathLike) -> list[di
     """Read and validate result-row files (a directory is searched for ``*.json``).
 
     Raises ValueError naming the file for unreadable JSON, a malformed row, or
-    two files holding the same (dataset, run_id).
+    two files holding the same (dataset, run_id) or the same dataset, engine and
+    parameters.
     """
     rows: list[dict] = []
     seen: dict[tuple[str, str], Path] = {}
+    same: dict[tuple[str, tuple[str, str]], Path] = {}
     for path in _expand(paths):
         try:
             obj = json.loads(path.read_text())
@@ -153,6 +156,13 @@ def load_rows(paths: Iterable[str | os.PathLike] | str | os.PathLike) -> list[di
                 f" (also in {seen[key]})"
             )
         seen[key] = path
+        cfg = (row["dataset"], config_key(row))
+        if cfg in same:
+            raise ValueError(
+                f"{path}: a second row for dataset {row['dataset']!r} with the same engine and "
+                f"parameters as {same[cfg]} (rows of two run plans? keep one)"
+            )
+        same[cfg] = path
         row["_source"] = str(path)
         rows.append(row)
     return rows
@@ -186,60 +196,143 @@ def graph_meta(rows: Iterable[Mapping]) -> dict[str, dict[str, int]]:
     return meta
 
 
+@dataclass(frozen=True)
+class Config:
+    """One engine with one set of parameters: a column of the summary table."""
+
+    key: tuple[str, str]  # (engine, params as canonical JSON)
+    engine: str
+    label: str
+    variant: str | None
+    params: Mapping[str, Any]
+    timed: bool
+
+
+def config_key(row: Mapping) -> tuple[str, str]:
+    return (row["engine"], json.dumps(row.get("params") or {}, sort_keys=True))
+
+
+def configs(rows: Iterable[Mapping]) -> list[Config]:
+    """The configurations the rows hold, in an order that does not depend on the order of
+    the row files: timed ones first; registered engines in registry order, then the others
+    as they come; within an engine by parameter value (a choice by its place in the spec)."""
+    from mbebench import engine as registry
+
+    seen: dict[tuple[str, str], Config] = {}
+    for r in rows:
+        key = config_key(r)
+        if key not in seen:
+            seen[key] = Config(key, r["engine"], r.get("label") or r["run_id"], r.get("variant"),
+                               dict(r.get("params") or {}), bool(r.get("timed", True)))
+    engines = list(registry.ENGINES)
+    engines += [e for e in dict.fromkeys(c.engine for c in seen.values()) if e not in engines]
+    ordered = sorted(seen.values(), key=lambda c: (not c.timed, engines.index(c.engine),
+                                                   _params_key(c)))
+    labels = [c.label for c in ordered]
+    # labels are unique within one plan; rows of two plans may repeat one
+    return [c if labels.count(c.label) == 1 else
+            Config(c.key, c.engine, f"{c.label} {_short_params(c.params)}", c.variant, c.params,
+                   c.timed) for c in ordered]
+
+
+def _params_key(c: Config) -> tuple:
+    spec = _spec_of(c.engine)
+    names = [p.name for p in spec.params] if spec else []
+    names += [k for k in c.params if k not in names]
+    out = []
+    for name in names:
+        v = c.params.get(name)
+        choices = spec.param(name).choices if spec and name in spec.defaults() else ()
+        if v in choices:
+            out.append((3, choices.index(v), ""))
+        elif v is None:
+            out.append((0, 0, ""))
+        elif isinstance(v, bool):
+            out.append((1, int(v), ""))
+        elif isinstance(v, (int, float)):
+            out.append((2, v, ""))
+        else:
+            out.append((4, 0, json.dumps(v, sort_keys=True)))
+    return tuple(out)
+
+
+def _short_params(params: Mapping) -> str:
+    return "(" + ", ".join(f"{k}={v}" for k, v in params.items()) + ")"
+
+
+def select(rows: Iterable[Mapping], *, dataset: str | None = None, engine: str | None = None,
+           variant: str | None = None, timed: bool | None = None, ok: bool = False,
+           params: Mapping[str, Any] | None = None) -> list[Mapping]:
+    """The rows whose fields match every given value (``params``: those keys only)."""
+    out = []
+    for r in rows:
+        p = r.get("params") or {}
+        if ((dataset is None or r["dataset"] == dataset)
+                and (engine is None or r["engine"] == engine)
+                and (variant is None or r.get("variant") == variant)
+                and (timed is None or bool(r.get("timed", True)) == timed)
+                and (not ok or r.get("status") == "ok")
+                and all(k in p and p[k] == v for k, v in (params or {}).items())):
+            out.append(r)
+    return out
+
+
+def by_config(rows: Iterable[Mapping]) -> dict[tuple[str, tuple[str, str]], Mapping]:
+    """(dataset, config key) -> row."""
+    return {(r["dataset"], config_key(r)): r for r in rows}
+
+
 FRAME_COLUMNS = [
-    "dataset", "run_id", "engine", "variant", "processes", "instrumented", "status",
-    "status_text", "message", "count", "fingerprint", "repeats", "algo_median", "algo_min",
-    "algo_max", "wall_median", "compile_s", "peak_rss_bytes", "timeout_s", "n_left",
-    "n_right", "n_edges", "source",
+    "dataset", "run_id", "engine", "label", "variant", "timed", "status", "status_text",
+    "message", "count", "fingerprint", "repeats", "algo_median", "algo_min", "algo_max",
+    "wall_median", "compile_s", "peak_rss_bytes", "timeout_s", "n_left", "n_right", "n_edges",
+    "source",
 ]
 
 
 def rows_frame(rows: Iterable[Mapping]) -> pd.DataFrame:
-    """One DataFrame row per run: ids, status, count, time summary (median/min/max)."""
+    """One DataFrame row per run: what ran, status, count, time summary (median/min/max),
+    and a ``params.<name>`` column per parameter any row has."""
     recs = []
     for r in rows:
         algo = [float(x) for x in (r.get("algo_s") or [])]
         wall = [float(x) for x in (r.get("wall_s") or [])]
         g = r.get("graph") or {}
         ok = r.get("status") == "ok"
-        recs.append(
-            {
-                "dataset": r["dataset"],
-                "run_id": r["run_id"],
-                "engine": r.get("engine"),
-                "variant": r.get("variant") or cumbe_variant(r["run_id"]),
-                "processes": parmbe_processes(r["run_id"]),
-                "instrumented": is_instrumented(r["run_id"]),
-                "status": r.get("status"),
-                "status_text": "ok" if ok else status_text(r),
-                "message": r.get("message"),
-                "count": r.get("count") if ok else None,
-                "fingerprint": str(r.get("fingerprint")).lower() if ok else None,
-                "repeats": len(algo),
-                "algo_median": statistics.median(algo) if ok and algo else None,
-                "algo_min": min(algo) if ok and algo else None,
-                "algo_max": max(algo) if ok and algo else None,
-                "wall_median": statistics.median(wall) if ok and wall else None,
-                "compile_s": r.get("compile_s"),
-                "peak_rss_bytes": r.get("peak_rss_bytes"),
-                "timeout_s": r.get("timeout_s"),
-                "n_left": g.get("n_left"),
-                "n_right": g.get("n_right"),
-                "n_edges": g.get("n_edges"),
-                "source": r.get("_source"),
-            }
-        )
-    df = pd.DataFrame.from_records(recs, columns=FRAME_COLUMNS)
-    for col in ("count", "processes", "repeats", "n_left", "n_right", "n_edges"):
+        rec = {
+            "dataset": r["dataset"],
+            "run_id": r["run_id"],
+            "engine": r.get("engine"),
+            "label": r.get("label") or r["run_id"],
+            "variant": r.get("variant"),
+            "timed": bool(r.get("timed", True)),
+            "status": r.get("status"),
+            "status_text": "ok" if ok else status_text(r),
+            "message": r.get("message"),
+            "count": r.get("count") if ok else None,
+            "fingerprint": str(r["fingerprint"]).lower() if ok and r.get("fingerprint") else None,
+            "repeats": len(algo),
+            "algo_median": statistics.median(algo) if ok and algo else None,
+            "algo_min": min(algo) if ok and algo else None,
+            "algo_max": max(algo) if ok and algo else None,
+            "wall_median": statistics.median(wall) if ok and wall else None,
+            "compile_s": r.get("compile_s"),
+            "peak_rss_bytes": r.get("peak_rss_bytes"),
+            "timeout_s": r.get("timeout_s"),
+            "n_left": g.get("n_left"),
+            "n_right": g.get("n_right"),
+            "n_edges": g.get("n_edges"),
+            "source": r.get("_source"),
+        }
+        rec.update({f"params.{k}": v for k, v in (r.get("params") or {}).items()})
+        recs.append(rec)
+    extra = sorted({k for rec in recs for k in rec} - set(FRAME_COLUMNS))
+    df = pd.DataFrame.from_records(recs, columns=FRAME_COLUMNS + extra)
+    for col in ("count", "repeats", "n_left", "n_right", "n_edges"):
         df[col] = df[col].astype("Int64")
     for col in ("algo_median", "algo_min", "algo_max", "wall_median"):
         df[col] = df[col].astype("float64")
     return df
-
-
-def index_rows(rows: Iterable[Mapping]) -> dict[tuple[str, str], Mapping]:
-    """(dataset, run_id) -> row."""
-    return {(r["dataset"], r["run_id"]): r for r in rows}
 
 
 def ordered_datasets(rows: Iterable[Mapping], datasets: Iterable[str]) -> list[str]:
@@ -247,54 +340,3 @@ def ordered_datasets(rows: Iterable[Mapping], datasets: Iterable[str]) -> list[s
     order = list(dict.fromkeys(datasets))
     extra = sorted({r["dataset"] for r in rows} - set(order))
     return order + extra
-
-
-def make_row(
-    dataset: str,
-    run_id: str,
-    status: str = "ok",
-    *,
-    count: int | None = 10,
-    fingerprint: str | None = "0x00000000000000ff",
-    algo_s: Sequence[float] = (1.0,),
-    graph: Mapping[str, int] | None = None,
-    stats: Mapping[str, Any] | None = None,
-    message: str | None = None,
-    timeout_s: float = 3600.0,
-) -> dict[str, Any]:
-    """A schema-shaped result row (as mbebench.runner writes it), for tests and demos.
-
-    Non-ok rows get no count, fingerprint, times or graph, as the runner writes them.
-    """
-    engine = "imbea" if run_id == "imbea" else run_id.split("-")[0]
-    ok = status == "ok"
-    algo = [float(x) for x in algo_s] if ok else []
-    params: dict[str, Any] = {}
-    if (p := parmbe_processes(run_id)) is not None:
-        params["processes"] = p
-    if (v := cumbe_variant(run_id)) is not None:
-        params.update(variant=v, instrument=is_instrumented(run_id))
-    return {
-        "schema_version": 1,
-        "dataset": dataset,
-        "run_id": run_id,
-        "engine": engine,
-        "variant": params.get("variant"),
-        "params": params,
-        "status": status,
-        "message": None if ok else (message or status),
-        "count": count if ok else None,
-        "fingerprint": fingerprint if ok else None,
-        "algo_s": algo,
-        "wall_s": [x + 0.1 for x in algo],
-        "algo_s_median": statistics.median(algo) if algo else None,
-        "compile_s": 0.5 if ok else None,
-        "peak_rss_bytes": 1 << 20 if ok else None,
-        "graph": dict(graph or {"n_left": 10, "n_right": 20, "n_edges": 30}) if ok else None,
-        "stats": dict(stats or {}) if ok else {},
-        "repeats": len(algo) or 1,
-        "timeout_s": timeout_s,
-        "host": {"hostname": "test", "cpu_count": 2, "python": "3.11"},
-        "started_at": "2026-11-22T05:00:00+00:00",
-        "finished_at": "2026-11-22T05:00:05+00:00",
-    }

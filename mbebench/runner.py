@@ -5,6 +5,11 @@ past ``timeout_s`` (or one that crashes the interpreter, or leaves worker
 processes behind) is killed as a whole and recorded as a ``timeout`` or
 ``error`` row, while the pipeline goes on.  Only a run that finished and
 returned an :class:`~mbebench.engine.EngineResult` yields a count.
+
+A Python engine is called in the child; a command-line engine
+(:mod:`mbebench.command`) is started by it, inside the same process group.
+The row's ``message`` is one line; the child's whole stderr, tracebacks
+included, goes to this process's stderr (the rule's log).
 """
 
 from __future__ import annotations
@@ -21,13 +26,14 @@ import subprocess
 import sys
 import tempfile
 import time
+import traceback
 from pathlib import Path
 from typing import Any
 
 from mbebench import atomic
 from mbebench.fingerprint import to_hex
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 KILL_GRACE_S = 5.0
 
 
@@ -51,38 +57,53 @@ def _peak_rss_bytes() -> int:
     return int(max(own, kids) * 1024)
 
 
+def _one_line(e: BaseException) -> str:
+    return " ".join(f"{type(e).__name__}: {e}".splitlines()[0].split())
+
+
 def child_main(spec: dict[str, Any]) -> dict[str, Any]:
     """Runs inside the child process: load the graph, run the engine ``repeats`` times."""
     from mbebench.csr import read_csr
-    from mbebench.engine import EngineSkipped, get_engine
+    from mbebench.engine import EngineSkipped, call_params, get_engine
 
     try:
         graph = read_csr(spec["graph"])
-        engine = get_engine(spec["engine"])
+        if spec.get("command"):
+            from mbebench import command
+
+            graph_file = spec.get("input_path") or spec["graph"]
+
+            def once():
+                return command.run(spec["command"], graph_file, graph, spec["params"])
+        else:
+            engine = get_engine(spec.get("entry") or spec["engine"])
+            params = call_params(spec["params"])
+
+            def once():
+                return engine(graph, **params)
+
         algo, wall, results = [], [], []
         for _ in range(int(spec["repeats"])):
             t0 = time.perf_counter()
-            res = engine(graph, **spec["params"])
+            res = once()
             wall.append(time.perf_counter() - t0)
             algo.append(float(res.algo_seconds))
             results.append(res)
     except EngineSkipped as e:
         return {"status": "skipped", "message": str(e)}
     except Exception as e:  # any engine failure becomes an error row, never a count
-        msg = f"{type(e).__name__}: {e}".splitlines()[0]
-        return {"status": "error", "message": msg}
+        traceback.print_exc()  # the log keeps what the one-line message leaves out
+        return {"status": "error", "message": _one_line(e)}
     counts = {(r.count, r.fingerprint) for r in results}
     if len(counts) != 1:
-        return {
-            "status": "error",
-            "message": f"repeats disagree: {sorted((c, to_hex(f)) for c, f in counts)}",
-        }
+        seen = sorted((c, to_hex(f) if f is not None else None) for c, f in counts)
+        return {"status": "error", "message": f"repeats disagree: {seen}"}
     first = results[0]
     return {
         "status": "ok",
         "message": None,
         "count": int(first.count),
-        "fingerprint": to_hex(first.fingerprint),
+        "fingerprint": to_hex(first.fingerprint) if first.fingerprint is not None else None,
         "algo_s": algo,
         "wall_s": wall,
         "compile_s": float(first.compile_seconds),
@@ -118,16 +139,36 @@ def run(
     repeats: int = 1,
     timeout_s: float = 3600.0,
     env: dict[str, str] | None = None,
+    label: str | None = None,
+    variant: str | None = None,
+    timed: bool = True,
+    simulated: bool = False,
+    entry: str | None = None,
+    command: list[str] | None = None,
+    input_path: str | os.PathLike | None = None,
 ) -> dict[str, Any]:
-    """Run the engine in a child process and return the result row (not written)."""
-    spec = {"engine": engine, "graph": str(graph), "params": params, "repeats": repeats}
+    """Run the engine in a child process and return the result row (not written).
+
+    ``engine`` is the engine's name (a registered one, or a ``module:function``
+    when ``entry`` and ``command`` are not given); ``label``, ``variant`` and
+    ``timed`` describe the run for the tables (:class:`mbebench.plan.RunSpec`);
+    ``input_path`` is the graph file a command-line engine reads when it is not
+    the CSR ``graph``.
+    """
+    spec = {"engine": engine, "entry": entry, "command": command, "graph": str(graph),
+            "input_path": str(input_path) if input_path else None, "params": params,
+            "repeats": repeats}
     row: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "dataset": dataset,
         "run_id": run_id,
         "engine": engine,
-        "variant": params.get("variant"),
+        "label": label or run_id,
+        "variant": variant,
         "params": params,
+        "timed": bool(timed),
+        "entry": entry,
+        "command": command,
         "repeats": repeats,
         "timeout_s": timeout_s,
         "host": _host(),
@@ -141,8 +182,8 @@ def run(
         "peak_rss_bytes": None,
         "graph": None,
         "stats": {},
-        # numba's CUDA simulator runs kernels on the CPU: counts are real, times are not GPU times
-        "simulated": (env or {}).get("NUMBA_ENABLE_CUDASIM") == "1",
+        # a simulator (numba's CUDA simulator) runs on the CPU: counts are real, times are not
+        "simulated": bool(simulated),
     }
     with tempfile.TemporaryDirectory(prefix="mbe-run-") as tmp:
         out = Path(tmp) / "result.json"

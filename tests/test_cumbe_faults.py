@@ -349,13 +349,14 @@ def test_gpu_faults_become_error_rows_without_counts(graph_file, engine, text):
 
 @pytest.mark.cudasim
 def test_cli_logs_one_line_naming_the_dataset(graph_file, tmp_path):
-    """The rule's command (workflow/rules/engines.smk) with a run that runs out of memory."""
+    """The rule's command (workflow/rules/engines.smk) with a run that runs out of memory
+    (ENV switches the simulator on: the fault engine is a module:function, no spec)."""
     _, path = graph_file
     out = tmp_path / "runs" / "Marvel" / "cumbe-cuMBE.json"
     res = subprocess.run(
         [sys.executable, "-m", "mbebench", "run", "--dataset", "Marvel", "--run-id", "cumbe-cuMBE",
          "--graph", str(path), "--out", str(out), "--engine", "cuda_fault_engines:tiny_memory",
-         "--params", json.dumps({"variant": "cuMBE"}), "--simulate"],
+         "--params", json.dumps({"variant": "cuMBE"})],
         capture_output=True, text=True, env={**os.environ, **ENV}, timeout=300,
     )
     assert res.returncode == 0, res.stderr  # an error row is a result: the pipeline goes on

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import io
 import json
-import shutil
 import subprocess
 import sys
 import tarfile
@@ -17,66 +16,25 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
+from workflow_helpers import copy_workflow, edge_text, reference, snakemake
 
-from mbebench import csr, oracle
 from mbebench.fingerprint import to_hex
 
 REPO = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.slow
 
 
-def _copy_workflow(dest: Path) -> Path:
-    for item in ("Snakefile", "workflow", "config", ".test"):
-        src = REPO / item
-        if src.is_dir():
-            shutil.copytree(src, dest / item, ignore=shutil.ignore_patterns(
-                "results", "resources", "logs", ".snakemake", "__pycache__"))
-        else:
-            shutil.copy2(src, dest / item)
-    return dest
-
-
-def snakemake(workdir: Path, *args: str, check=True) -> subprocess.CompletedProcess:
-    res = subprocess.run(
-        [sys.executable, "-m", "snakemake", "--cores", "2", "--directory", ".test", *args],
-        cwd=workdir, capture_output=True, text=True, timeout=900,
-    )
-    if check and res.returncode != 0:
-        raise AssertionError(f"snakemake failed:\n{res.stdout[-3000:]}\n{res.stderr[-6000:]}")
-    return res
-
-
-def _edge_text(test_dir: Path, name: str, entry: dict) -> str:
-    if "path" in entry:
-        return (test_dir / entry["path"]).read_text()
-    archive = test_dir / "konect" / f"download.tsv.{entry['konect']}.tar.bz2"
-    with tarfile.open(archive) as tar:
-        member = next(m for m in tar.getmembers() if Path(m.name).name.startswith("out."))
-        return tar.extractfile(member).read().decode()
-
-
-def _reference(text: str):
-    """Independent little parser: first two columns, ids remapped per side."""
-    pairs = [tuple(int(x) for x in ln.split()[:2]) for ln in text.splitlines()
-             if ln.strip() and not ln.startswith("%")]
-    lefts = sorted({u for u, _ in pairs})
-    rights = sorted({v for _, v in pairs})
-    li = {u: i for i, u in enumerate(lefts)}
-    ri = {v: i for i, v in enumerate(rights)}
-    g = csr.from_edges([li[u] for u, _ in pairs], [ri[v] for _, v in pairs], len(lefts), len(rights))
-    return g, oracle.count_and_fingerprint(g)
-
-
 @pytest.fixture(scope="module")
 def smoke_run(tmp_path_factory):
-    work = _copy_workflow(tmp_path_factory.mktemp("pipeline"))
+    work = copy_workflow(tmp_path_factory.mktemp("pipeline"))
     snakemake(work)
     return work
 
 
 def test_pipeline_produces_every_table_and_plot(smoke_run):
     out = smoke_run / ".test" / "results"
-    for name in ("summary.csv", "summary.md", "speedup.csv", "speedup.md", "speedup.tex"):
+    for name in ("summary.csv", "summary.md", "speedup.csv", "speedup.md", "speedup.tex",
+                 "agreement.txt"):
         assert (out / "tables" / name).stat().st_size > 0, name
     for name in ("workload", "breakdown", "scaling"):
         for ext in ("png", "pdf"):
@@ -89,7 +47,7 @@ def test_every_engine_matches_the_oracle(smoke_run):
     gpu_datasets = cfg["engines"]["cumbe"]["datasets"]
     assert gpu_datasets  # the simulator must check something
     for name, entry in cfg["datasets"].items():
-        g, (count, fp) = _reference(_edge_text(test_dir, name, entry))
+        g, (count, fp) = reference(edge_text(test_dir, name, entry))
         rows = [json.loads(p.read_text()) for p in (test_dir / "results" / "runs" / name).glob("*.json")]
         engines = {r["engine"] for r in rows}
         expected = {"imbea", "parmbe"} | ({"cumbe"} if name in gpu_datasets else set())

@@ -21,7 +21,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from test_pipeline import _copy_workflow, _edge_text, _reference
+from workflow_helpers import copy_workflow, edge_text, reference
 
 from mbebench import csr, runner
 from mbebench.fingerprint import to_hex
@@ -33,26 +33,37 @@ pytestmark = pytest.mark.slow
 CPU_ONLY = {"parmbe": {"enabled": False}, "cumbe": {"enabled": False}}
 SUMMARY = "results/tables/summary.csv"  # the target: the plots would only cost time here
 
-# Engines replaced inside the pipeline's processes (see _fake_engine_env).
+# Engines replaced inside the pipeline's processes (see _fake_engine_env): the registered
+# spec, with another function as its entry.
 SITECUSTOMIZE = '''\
 import os
 _spec = os.environ.get("MBE_TEST_ENGINES")
 if _spec:
+    import dataclasses
+    import sys
+    import types
+
     from mbebench import engine as _engine
+
+    _mod = sys.modules["mbe_test_specs"] = types.ModuleType("mbe_test_specs")
     for _item in _spec.split(","):
         _name, _target = _item.split("=", 1)
-        _engine.ENGINES[_name] = _target
+        setattr(_mod, _name, dataclasses.replace(_engine.get_spec(_name), entry=_target))
+        _engine.ENGINES[_name] = f"mbe_test_specs:{_name}"
 '''
-# iMBEA, but a graph with more than 20 left vertices hangs first: a run that is surely
-# still in flight when the test kills Snakemake.
+# iMBEA, but a graph with more than 20 left vertices hangs while the file MBE_TEST_HANG
+# exists: a run that is surely still in flight when the test kills Snakemake.  The same
+# engine (the row's entry) serves the rerun, so no finished row is redone for a new entry.
 SLOW_IMBEA = '''\
+import os
 import time
+
 from baselines.imbea import run as _imbea
 
 
 def run(graph, **params):
-    if graph.n_left > 20:
-        time.sleep(600)
+    while graph.n_left > 20 and os.path.exists(os.environ["MBE_TEST_HANG"]):
+        time.sleep(0.2)
     return _imbea(graph, **params)
 '''
 
@@ -68,7 +79,7 @@ def _dense_edge_list(path: Path, n: int, p: float, seed: int) -> Path:
 
 def _workdir(tmp: Path, overlay: dict) -> Path:
     tmp.mkdir(parents=True, exist_ok=True)
-    work = _copy_workflow(tmp)
+    work = copy_workflow(tmp)
     _write_overlay(work, overlay)
     return work
 
@@ -115,7 +126,7 @@ def _fake_engine_env(tmp: Path, **engines: str) -> dict[str, str]:
 
 def _hubs(work: Path) -> tuple[int, str]:
     """The brute-force oracle's count and fingerprint of the shipped hubs graph."""
-    _, (count, fp) = _reference(_edge_text(work / ".test", "hubs", {"path": "graphs/out.hubs"}))
+    _, (count, fp) = reference(edge_text(work / ".test", "hubs", {"path": "graphs/out.hubs"}))
     return count, to_hex(fp)
 
 
@@ -144,7 +155,7 @@ def faulty_run(tmp_path_factory):
             "repeats": 1,
             "imbea": {"timeout_s": 15},
             "parmbe": {"processes": [1], "timeout_s": 60},
-            "cumbe": {"variants": ["cuMBE"], "instrument": False, "timeout_s": 60,
+            "cumbe": {"variant": "cuMBE", "instrument": False, "timeout_s": 60,
                       "datasets": ["dense", "hubs"]},
         },
     })
@@ -166,7 +177,7 @@ def test_timeout_is_recorded_and_the_pipeline_goes_on(faulty_run):
     assert elapsed < 120
     assert rows[("hubs", "imbea")]["status"] == "ok"  # same 15 s limit, small graph
     summary = _summary(work)
-    assert summary.loc["dense", "imbea"] == "timeout (15 s)"
+    assert summary.loc["dense", "iMBEA"] == "timeout (15 s)"
     assert pd.isna(summary.loc["dense", "count"])
     assert (int(summary.loc["hubs", "count"]), summary.loc["hubs", "fingerprint"]) == _hubs(work)
 
@@ -182,8 +193,8 @@ def test_crashing_engine_is_an_error_row_never_a_count(faulty_run):
         assert killed["status"] == "error" and killed["count"] is None
         assert killed["message"].startswith("engine process exited with code -9")
     summary = _summary(work)
-    assert summary.loc["hubs", "parmbe-p1"].startswith("error")
-    assert summary.loc["hubs", "cumbe-cuMBE"].startswith("error")
+    assert summary.loc["hubs", "ParMBE p=1"].startswith("error")
+    assert summary.loc["hubs", "cuMBE"].startswith("error")
     # the count comes from the one good run only
     assert (int(summary.loc["hubs", "count"]), summary.loc["hubs", "fingerprint"]) == _hubs(work)
     assert bool(summary.loc["hubs", "agree"])
@@ -238,12 +249,14 @@ def _prepare_kill_workdir(tmp: Path) -> Path:
 
 
 def test_kill_9_mid_run_then_rerun_gives_the_same_tables(tmp_path):
+    hang = tmp_path / "hang"
+    env = {**_fake_engine_env(tmp_path, imbea="mbe_slow_imbea:run"), "MBE_TEST_HANG": str(hang)}
     reference = _prepare_kill_workdir(tmp_path / "reference")
-    _snakemake(reference, SUMMARY)
+    _snakemake(reference, SUMMARY, env=env)
 
     work = _prepare_kill_workdir(tmp_path / "killed")
     runs, logs = work / ".test/results/runs", work / ".test/logs/runs"
-    env = _fake_engine_env(tmp_path, imbea="mbe_slow_imbea:run")  # dense/imbea hangs
+    hang.touch()  # dense/imbea hangs
     proc = subprocess.Popen(_cmd(work, SUMMARY), cwd=work, env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     try:
@@ -263,6 +276,7 @@ def test_kill_9_mid_run_then_rerun_gives_the_same_tables(tmp_path):
             proc.kill()
         proc.wait(timeout=30)
     assert proc.returncode == -signal.SIGKILL
+    hang.unlink()
 
     before = _rows(work)  # every row on disk parses: no half-written file
     assert ("dense", "imbea") not in before and len(before) == 2
@@ -271,13 +285,13 @@ def test_kill_9_mid_run_then_rerun_gives_the_same_tables(tmp_path):
 
     # What the user types (docs/cluster.md): the same command refuses to run (a row finished
     # but not yet recorded by Snakemake is "incomplete", and the directory is locked) ...
-    res = _snakemake(work, SUMMARY, check=False)
+    res = _snakemake(work, SUMMARY, check=False, env=env)
     out = res.stdout + res.stderr
     assert res.returncode != 0 and ("--unlock" in out or "--rerun-incomplete" in out), out
     incomplete = set(out.split("Incomplete files:")[-1].split()) if "Incomplete" in out else set()
     # ... so: unlock, then the same command with --rerun-incomplete.
-    _snakemake(work, SUMMARY, "--unlock")
-    _snakemake(work, SUMMARY, "--rerun-incomplete")
+    _snakemake(work, SUMMARY, "--unlock", env=env)
+    _snakemake(work, SUMMARY, "--rerun-incomplete", env=env)
 
     after = _rows(work)
     assert set(after) == set(_rows(reference)) and len(after) == 3

@@ -2,9 +2,12 @@ from pathlib import Path
 
 import pytest
 import yaml
+from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
+from cumbe.spec import SPEC as CUMBE
 from mbebench import plan
+from mbebench.spec import fit_cores
 
 REPO = Path(__file__).resolve().parents[1]
 SCHEMA = str(REPO / "workflow" / "schemas" / "config.schema.yaml")
@@ -42,13 +45,17 @@ def test_paper_datasets_match_shared_list(shared_dir):
         assert f"| {name} | {konect} |" in text
 
 
-def test_schema_fills_defaults():
+def test_schema_fills_defaults_and_the_specs_fill_the_engines():
     cfg = {"datasets": {"g": {"konect": "g"}}}
     validate(cfg, SCHEMA)
     assert cfg["konect"]["base_url"] == "http://konect.cc/files/"
     assert cfg["engines"]["repeats"] == 3
-    assert cfg["engines"]["cumbe"]["k"] == 2
     assert cfg["download"]["retries"] == 3
+    # engine parameters are not in the schema file: the run plan takes them from the specs
+    assert "cumbe" not in cfg["engines"]
+    run = plan.plan_runs(cfg, cores=2)["cumbe-cuMBE"]
+    assert run.params["k"] == CUMBE.param("k").default == 24
+    assert run.params["threads"] == CUMBE.param("threads").default == 128
 
 
 @pytest.mark.parametrize(
@@ -58,14 +65,42 @@ def test_schema_fills_defaults():
         {"datasets": {"g": {}}},
         {"datasets": {"g": {"konect": "g", "colour": "red"}}},
         {"datasets": {"g": {"konect": "g", "sha256": "xyz"}}},
-        {"datasets": {"g": {"konect": "g"}}, "engines": {"cumbe": {"variants": ["fast"]}}},
         {"datasets": {"g": {"konect": "g"}}, "engines": {"repeats": 0}},
+        {"datasets": {"g": {"konect": "g"}}, "engines": {"cumbe": [1, 2]}},
+        {"datasets": {"g": {"konect": "g"}}, "engines": {"bad name/": {}}},
         {"datasets": {"bad name/": {"konect": "g"}}},
     ],
 )
 def test_schema_rejects_bad_configs(bad):
-    with pytest.raises(Exception):
+    with pytest.raises(WorkflowError, match="Error validating config"):
         validate(bad, SCHEMA)
+
+
+@pytest.mark.parametrize(
+    "engines, needle",
+    [
+        ({"cumbe": {"variants": ["fast"]}}, "engines.cumbe.variants: 'fast' is not one of"),
+        ({"cumbe": {"variant": ["cuMBE", "fast"]}}, "engines.cumbe.variant"),
+        ({"cumbe": {"kk": 2}}, "engines.cumbe: unknown key 'kk'"),
+        ({"cumbe": {"threads": 1024}}, "engines.cumbe.threads: 1024 is greater than the maximum"),
+        ({"cumbe": {"threads": 48}}, "engines.cumbe.threads: 48 is not a multiple of 32"),
+        ({"cumbe": {"k": 0}}, "engines.cumbe.k: 0 is less than the minimum of 1"),
+        ({"cumbe": {"variant": "cuMBE", "variants": ["noWS"]}}, "not both"),
+        ({"cumbe": {"device_memory_gib": -1}}, "engines.cumbe.device_memory_gib"),
+        ({"parmbe": {"processess": [1]}}, "engines.parmbe: unknown key 'processess'"),
+        ({"parmbe": {"processes": []}}, "engines.parmbe.processes"),
+        ({"imbea": {"side": "top"}}, "engines.imbea.side: 'top' is not one of"),
+        ({"imbea": {"simulate": True}}, "engines.imbea: unknown key 'simulate'"),
+        ({"imbae": {}}, "engines.imbae: unknown engine 'imbae'"),
+        ({"cumbe": {"module": "x:run"}}, "registered engine"),
+    ],
+)
+def test_engine_config_errors_name_the_engine_and_key_before_any_run(engines, needle):
+    cfg = load()
+    cfg["engines"].update(engines)
+    with pytest.raises(plan.ConfigError) as e:
+        plan.plan_runs(cfg, cores=2)
+    assert needle in str(e.value)
 
 
 def test_adding_a_dataset_is_one_entry():
@@ -106,14 +141,58 @@ def test_only_selects_in_config_order_and_rejects_unknown():
 def test_plan_runs_caps_parmbe_at_cores_and_builds_variants():
     cfg = load()
     runs = plan.plan_runs(cfg, cores=4)
-    assert [r for r in runs if r.startswith("parmbe")] == ["parmbe-p1", "parmbe-p2", "parmbe-p4"]
-    assert runs["parmbe-p4"].threads == 4 and runs["parmbe-p4"].params == {"processes": 4}
-    cumbe = [r for r in runs if r.startswith("cumbe")]
-    assert len(cumbe) == 8 and "cumbe-noWS-instr" in cumbe
-    assert runs["cumbe-noWS"].gpu == 1 and runs["cumbe-noWS"].params["variant"] == "noWS"
-    assert runs["cumbe-cuMBE-instr"].params["instrument"] is True
-    assert runs["cumbe-cuMBE-instr"].repeats == 1 and runs["cumbe-cuMBE"].repeats == 3
-    assert plan.parmbe_processes([16, 32], cores=2) == [2]
+    parmbe = [r for r in runs.values() if r.engine == "parmbe"]
+    assert [r.params["processes"] for r in parmbe] == [1, 2, 4]
+    p4 = next(r for r in parmbe if r.params["processes"] == 4)
+    assert p4.threads == 4 and p4.params == {"processes": 4, "side": "smaller"}
+    assert p4.label == "ParMBE p=4" and p4.variant is None and p4.timed
+    cumbe = [r for r in runs.values() if r.engine == "cumbe"]
+    assert len(cumbe) == 8
+    assert {(r.variant, r.params["instrument"]) for r in cumbe} == {
+        (v, i) for v in ("cuMBE", "noRS", "noES", "noWS") for i in (False, True)}
+    nows = next(r for r in cumbe if r.variant == "noWS" and not r.params["instrument"])
+    assert nows.gpu == 1 and nows.threads == 1  # CUDA threads per block are not CPUs
+    assert nows.params["threads"] == 128 and nows.label == "cuMBE noWS"
+    instr = [r for r in cumbe if r.params["instrument"]]
+    assert all(not r.timed and r.repeats == 1 for r in instr)
+    assert all(r.timed and r.repeats == 3 for r in cumbe if r not in instr)
+    assert fit_cores([16, 32], cores=2) == [2]
+    # every parameter is in the row, and the run id is only a unique file name
+    assert all(set(r.params) == {p.name for p in CUMBE.params} for r in cumbe)
+    assert len({r.run_id for r in runs.values()}) == len(runs)
+
+
+def test_a_sweep_is_a_config_list():
+    cfg = load()
+    cfg["engines"]["cumbe"].update(variant="cuMBE", instrument=False, k=[2, 8, 24])
+    cfg["engines"]["parmbe"]["processes"] = [2]
+    runs = plan.plan_runs(cfg, cores=2)
+    cumbe = [r for r in runs.values() if r.engine == "cumbe"]
+    assert [(r.params["k"], r.label) for r in cumbe] == [
+        (2, "cuMBE k=2"), (8, "cuMBE k=8"), (24, "cuMBE k=24")]
+    assert [r.run_id for r in cumbe] == ["cumbe-cuMBE-k2", "cumbe-cuMBE-k8", "cumbe-cuMBE-k24"]
+    assert all(r.variant == "cuMBE" and r.timed for r in cumbe)
+    # a key parameter keeps its place in the name when it is not swept
+    assert [r.label for r in runs.values() if r.engine == "parmbe"] == ["ParMBE p=2"]
+
+
+def test_old_variants_key_still_works():
+    cfg = load()
+    cfg["engines"]["cumbe"].pop("variant")
+    cfg["engines"]["cumbe"]["variants"] = ["noWS"]
+    runs = plan.plan_runs(cfg, cores=2)
+    assert {r.variant for r in runs.values() if r.engine == "cumbe"} == {"noWS"}
+
+
+def test_simulate_and_require_gpu_go_to_the_run():
+    cfg = load(REPO / ".test" / "config" / "config.yaml")
+    runs = plan.plan_runs(cfg, cores=2)
+    cu = runs["cumbe-cuMBE"]
+    assert cu.env == {"NUMBA_ENABLE_CUDASIM": "1"} and cu.simulate and not cu.require_gpu
+    assert runs["imbea"].env == {}
+    job = cu.job()
+    assert job["params"] == cu.params and job["entry"] == "cumbe.engine:run"
+    assert job["label"] == "cuMBE" and job["timed"] is True and job["variant"] == "cuMBE"
 
 
 def test_plan_runs_honours_disabled_engines_and_overrides():
@@ -124,7 +203,7 @@ def test_plan_runs_honours_disabled_engines_and_overrides():
     runs = plan.plan_runs(cfg, cores=2)
     assert list(runs) == ["imbea"] and runs["imbea"].timeout_s == 5
     cfg["engines"]["imbea"]["enabled"] = False
-    with pytest.raises(plan.ConfigError):
+    with pytest.raises(plan.ConfigError, match="no engine is enabled"):
         plan.plan_runs(cfg, cores=2)
 
 

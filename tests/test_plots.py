@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from rowfactory import cumbe, imbea, parmbe
 
 from mbebench import plots
-from mbebench.rows import make_row
 
 DATASETS = ["Marvel", "YouTube", "Unicode", "Tiny"]
 PHASE_KEYS = ["candidate_selection", "lprime_construction", "maximality_checking",
@@ -27,35 +27,33 @@ def scenario() -> list[dict]:
     rows = []
     # Marvel: everything present
     rows += [
-        make_row("Marvel", "cumbe-cuMBE-instr",
-                 stats={"worker_busy_s": busy(1, 64, 50), "phases_s": phases(2.0)}),
-        make_row("Marvel", "cumbe-noRS-instr", stats={"phases_s": phases(2.0,
-                                                                          maximality_checking=4)}),
-        make_row("Marvel", "cumbe-noES-instr", stats={"phases_s": phases(2.0,
-                                                                          candidate_selection=9)}),
-        make_row("Marvel", "cumbe-noWS-instr",
-                 stats={"worker_busy_s": busy(2, 64, 2), "phases_s": phases(2.0, work_stealing=0,
-                                                                          other=5)}),
-        make_row("Marvel", "parmbe-p1", algo_s=[8.0], stats={"worker_busy_s": [8.0]}),
-        make_row("Marvel", "parmbe-p2", algo_s=[4.4, 4.0, 4.2],
-                 stats={"worker_busy_s": [4.0, 3.0]}),
-        make_row("Marvel", "parmbe-p4", algo_s=[2.5],
-                 stats={"worker_busy_s": [2.0, 1.0, 3.0, 2.0]}),
-        make_row("Marvel", "parmbe-p8", "timeout", timeout_s=600),
+        cumbe("Marvel", "cuMBE", instr=True,
+              stats={"worker_busy_s": busy(1, 64, 50), "phases_s": phases(2.0)}),
+        cumbe("Marvel", "noRS", instr=True,
+              stats={"phases_s": phases(2.0, maximality_checking=4)}),
+        cumbe("Marvel", "noES", instr=True,
+              stats={"phases_s": phases(2.0, candidate_selection=9)}),
+        cumbe("Marvel", "noWS", instr=True,
+              stats={"worker_busy_s": busy(2, 64, 2), "phases_s": phases(2.0, work_stealing=0,
+                                                                       other=5)}),
+        parmbe("Marvel", 1, algo_s=[8.0], stats={"worker_busy_s": [8.0]}),
+        parmbe("Marvel", 2, algo_s=[4.4, 4.0, 4.2], stats={"worker_busy_s": [4.0, 3.0]}),
+        parmbe("Marvel", 4, algo_s=[2.5], stats={"worker_busy_s": [2.0, 1.0, 3.0, 2.0]}),
+        parmbe("Marvel", 8, "timeout", timeout_s=600),
     ]
     # YouTube: noWS-instr errored; no 1-process ParMBE run
     rows += [
-        make_row("YouTube", "cumbe-cuMBE-instr",
-                 stats={"worker_busy_s": busy(3, 64, 40), "phases_s": phases(50.0)}),
-        make_row("YouTube", "cumbe-noWS-instr", "error", message="CudaAPIError: out of memory"),
-        make_row("YouTube", "parmbe-p2", algo_s=[10.0], stats={"worker_busy_s": [5.0, 5.0]}),
-        make_row("YouTube", "parmbe-p4", algo_s=[6.0], stats={}),
+        cumbe("YouTube", "cuMBE", instr=True,
+              stats={"worker_busy_s": busy(3, 64, 40), "phases_s": phases(50.0)}),
+        cumbe("YouTube", "noWS", "error", instr=True, message="CudaAPIError: out of memory"),
+        parmbe("YouTube", 2, algo_s=[10.0], stats={"worker_busy_s": [5.0, 5.0]}),
+        parmbe("YouTube", 4, algo_s=[6.0], stats={}),
     ]
     # Unicode: no GPU; Tiny: no rows at all
     rows += [
-        make_row("Unicode", "cumbe-cuMBE-instr", "skipped", message="no CUDA device"),
-        make_row("Unicode", "cumbe-noWS-instr", "skipped", message="no CUDA device"),
-        make_row("Unicode", "parmbe-p1", algo_s=[1.0], stats={"worker_busy_s": [1.0]}),
+        cumbe("Unicode", "cuMBE", "skipped", instr=True, message="no CUDA device"),
+        cumbe("Unicode", "noWS", "skipped", instr=True, message="no CUDA device"),
+        parmbe("Unicode", 1, algo_s=[1.0], stats={"worker_busy_s": [1.0]}),
     ]
     return rows
 
@@ -82,7 +80,8 @@ def assert_files(info: dict, png, pdf) -> None:
 
 
 def _by_key(rows):
-    return {(r["dataset"], r["run_id"]): r for r in rows}
+    """(dataset, label) -> row: the tests' own index of the scenario."""
+    return {(r["dataset"], r["label"]): r for r in rows}
 
 
 # --------------------------------------------------------------------------- Fig. 6
@@ -104,11 +103,11 @@ def test_workload_plot_data(tmp_path):
     assert set(series["cuMBE (work stealing)"]) == {"Marvel", "YouTube"}
     assert set(series["noWS (no work stealing)"]) == {"Marvel"}
     assert_box(series["cuMBE (work stealing)"]["Marvel"],
-               idx["Marvel", "cumbe-cuMBE-instr"]["stats"]["worker_busy_s"])
+               idx["Marvel", "cuMBE instr"]["stats"]["worker_busy_s"])
     assert_box(series["noWS (no work stealing)"]["Marvel"],
-               idx["Marvel", "cumbe-noWS-instr"]["stats"]["worker_busy_s"])
+               idx["Marvel", "cuMBE noWS instr"]["stats"]["worker_busy_s"])
     assert_box(series["cuMBE (work stealing)"]["YouTube"],
-               idx["YouTube", "cumbe-cuMBE-instr"]["stats"]["worker_busy_s"])
+               idx["YouTube", "cuMBE instr"]["stats"]["worker_busy_s"])
     assert "skipped" in info["left_out"]["gpu"]["Unicode"]
     assert "Tiny" in info["left_out"]["gpu"]
     assert "error" in info["texts"]  # YouTube's missing noWS box says why
@@ -178,8 +177,8 @@ def test_breakdown_plot_data(tmp_path):
 
 
 def test_breakdown_unknown_phase_goes_to_other(tmp_path):
-    rows = [make_row("A", "cumbe-cuMBE-instr",
-                     stats={"phases_s": {"candidate_selection": 1.0, "mystery": 3.0}})]
+    rows = [cumbe("A", "cuMBE", instr=True,
+                  stats={"phases_s": {"candidate_selection": 1.0, "mystery": 3.0}})]
     info = plots.breakdown_plot(rows, ["A"], tmp_path / "b.png", tmp_path / "b.pdf")
     assert info["values"]["A"]["cuMBE"]["other (launch, idle)"] == pytest.approx(0.75)
     assert any("mystery" in n for n in info["notes"])
@@ -191,7 +190,7 @@ def test_breakdown_without_gpu(tmp_path):
     assert info["datasets"] == []
     assert plots.NO_GPU_TEXT in info["texts"]
     # instrumented runs that failed for another reason are not blamed on a missing GPU
-    err = [make_row("A", "cumbe-cuMBE-instr", "error", message="boom")]
+    err = [cumbe("A", "cuMBE", "error", instr=True, message="boom")]
     info = plots.breakdown_plot(err, ["A"], tmp_path / "c.png", tmp_path / "c.pdf")
     assert plots.NO_GPU_TEXT not in info["texts"]
     assert any("error" in t for t in info["texts"])
@@ -228,7 +227,7 @@ def test_scaling_plot_data(tmp_path):
 
 
 def test_scaling_plot_nothing(tmp_path):
-    info = plots.scaling_plot([make_row("A", "imbea")], ["A"], tmp_path / "s.png",
+    info = plots.scaling_plot([imbea("A")], ["A"], tmp_path / "s.png",
                               tmp_path / "s.pdf")
     assert info["series"] == {}
     assert plots.NO_SCALING_TEXT in info["texts"]
@@ -242,3 +241,20 @@ def test_write_all(tmp_path):
     assert [p.name for p in paths] == ["workload.png", "workload.pdf", "breakdown.png",
                                        "breakdown.pdf", "scaling.png", "scaling.pdf"]
     assert all(p.is_file() and p.stat().st_size > 1000 for p in paths)
+
+
+def test_figures_read_the_rows_fields_not_their_file_names_or_order(tmp_path):
+    rows = scenario()
+    renamed = [{**r, "run_id": f"run{i}"} for i, r in enumerate(rows)][::-1]
+    for func in (plots.workload_plot, plots.breakdown_plot, plots.scaling_plot):
+        a = func(rows, DATASETS, tmp_path / "a.png", tmp_path / "a.pdf")
+        b = func(renamed, DATASETS, tmp_path / "b.png", tmp_path / "b.pdf")
+        a.pop("paths"), b.pop("paths")
+        assert repr(a) == repr(b), func.__name__
+
+
+def test_a_k_sweep_of_instrumented_runs_draws_its_first_configuration(tmp_path):
+    rows = [cumbe("A", "cuMBE", instr=True, k=k, stats={"phases_s": phases(float(k))})
+            for k in (8, 2)]
+    info = plots.breakdown_plot(rows, ["A"], tmp_path / "b.png", tmp_path / "b.pdf")
+    assert info["totals_s"]["A"]["cuMBE"] == pytest.approx(sum(phases(2.0).values()))

@@ -6,17 +6,15 @@ import json
 import math
 
 import pytest
+from rowfactory import cumbe, imbea, make_row, parmbe
 
 from mbebench.rows import (
-    cumbe_variant,
+    configs,
     graph_meta,
-    is_instrumented,
     load_rows,
-    make_row,
     ordered_datasets,
-    parmbe_processes,
     rows_frame,
-    run_id_sort_key,
+    select,
     status_text,
     validate_row,
 )
@@ -30,10 +28,10 @@ def _write(tmp_path, name, obj):
 
 def test_load_rows_round_trip_and_directory(tmp_path):
     rows = [
-        make_row("Marvel", "imbea", algo_s=[1.0, 2.0, 3.0]),
-        make_row("Marvel", "cumbe-cuMBE", "skipped", message="no CUDA device"),
-        make_row("Marvel", "parmbe-p2", "timeout", timeout_s=600),
-        make_row("Marvel", "cumbe-noWS-instr", "error", message="boom"),
+        imbea("Marvel", algo_s=[1.0, 2.0, 3.0]),
+        cumbe("Marvel", "cuMBE", "skipped", message="no CUDA device"),
+        parmbe("Marvel", 2, "timeout", timeout_s=600),
+        cumbe("Marvel", "noWS", "error", instr=True, message="boom"),
     ]
     d = tmp_path / "runs" / "Marvel"
     d.mkdir(parents=True)
@@ -58,10 +56,12 @@ def test_load_rows_round_trip_and_directory(tmp_path):
         (lambda r: r.update(algo_s=["fast"]), "algo_s"),
         (lambda r: r.update(graph={"n_left": 1}), "graph"),
         (lambda r: r.pop("dataset"), "dataset"),
+        (lambda r: r.update(params=[1, 2]), "params"),
+        (lambda r: r.update(timed="yes"), "timed"),
     ],
 )
 def test_bad_row_names_the_file(tmp_path, mutate, needle):
-    row = make_row("YouTube", "imbea")
+    row = imbea("YouTube")
     mutate(row)
     p = _write(tmp_path, "bad.json", row)
     with pytest.raises(ValueError) as e:
@@ -82,61 +82,107 @@ def test_unreadable_and_missing_files(tmp_path):
 
 
 def test_duplicate_dataset_run_id_rejected(tmp_path):
-    a = _write(tmp_path, "a.json", make_row("A", "imbea"))
-    b = _write(tmp_path, "b.json", make_row("A", "imbea"))
+    a = _write(tmp_path, "a.json", imbea("A"))
+    b = _write(tmp_path, "b.json", imbea("A"))
     with pytest.raises(ValueError, match="duplicate") as e:
         load_rows([a, b])
     assert "a.json" in str(e.value) and "b.json" in str(e.value)
 
 
+def test_two_files_with_one_configuration_rejected(tmp_path):
+    """Rows of two plans: same engine and params under another file name."""
+    a = _write(tmp_path, "a.json", parmbe("A", 2))
+    b = _write(tmp_path, "b.json", parmbe("A", 2, run_id="parmbe-old-name"))
+    with pytest.raises(ValueError, match="same engine and parameters") as e:
+        load_rows([a, b])
+    assert "a.json" in str(e.value) and "b.json" in str(e.value)
+    load_rows([a, _write(tmp_path, "c.json", parmbe("B", 2, run_id="parmbe-old-name"))])
+
+
 def test_non_ok_rows_need_no_count():
     for status in ("timeout", "error", "skipped"):
-        validate_row(make_row("A", "imbea", status))
+        validate_row(imbea("A", status))
+
+
+def test_ok_row_without_fingerprint_is_valid():
+    """A command-line engine may report only its count."""
+    row = make_row("A", "mine", label="mine", fingerprint=None)
+    assert validate_row(row)["fingerprint"] is None
 
 
 def test_status_text():
-    assert status_text(make_row("A", "cumbe-cuMBE", "skipped", message="no CUDA device")) == (
+    assert status_text(cumbe("A", "cuMBE", "skipped", message="no CUDA device")) == (
         "skipped: no CUDA device")
-    assert status_text(make_row("A", "imbea", "timeout", timeout_s=600)) == "timeout (600 s)"
-    assert status_text(make_row("A", "imbea", "timeout", timeout_s=0.5)) == "timeout (0.5 s)"
-    err = make_row("A", "imbea", "error", message="ValueError: x\nsecond line")
+    assert status_text(imbea("A", "timeout", timeout_s=600)) == "timeout (600 s)"
+    assert status_text(imbea("A", "timeout", timeout_s=0.5)) == "timeout (0.5 s)"
+    err = imbea("A", "error", message="ValueError: x\nsecond line")
     assert status_text(err) == "error: ValueError: x"
 
 
-def test_run_id_helpers():
-    assert parmbe_processes("parmbe-p16") == 16
-    assert parmbe_processes("imbea") is None
-    assert cumbe_variant("cumbe-noWS-instr") == "noWS"
-    assert cumbe_variant("cumbe-cuMBE") == "cuMBE"
-    assert is_instrumented("cumbe-noES-instr") and not is_instrumented("cumbe-noES")
-    ids = ["cumbe-noWS-instr", "cumbe-noWS", "parmbe-p16", "cumbe-cuMBE", "parmbe-p2", "imbea"]
-    assert sorted(ids, key=run_id_sort_key) == [
-        "imbea", "parmbe-p2", "parmbe-p16", "cumbe-cuMBE", "cumbe-noWS", "cumbe-noWS-instr"]
+def test_select_and_configs_use_the_rows_fields_not_their_file_names():
+    rows = [
+        cumbe("A", "noWS", instr=True, run_id="x1"),
+        parmbe("A", 16, run_id="x2"),
+        imbea("A", run_id="x3"),
+        parmbe("A", 2, run_id="x4"),
+        cumbe("A", "cuMBE", run_id="x5"),
+        cumbe("B", "cuMBE", run_id="x5"),
+    ]
+    assert [r["run_id"] for r in select(rows, engine="parmbe")] == ["x2", "x4"]
+    assert [r["run_id"] for r in select(rows, params={"processes": 2})] == ["x4"]
+    assert [r["run_id"] for r in select(rows, engine="cumbe", timed=False)] == ["x1"]
+    assert [r["dataset"] for r in select(rows, variant="cuMBE", timed=True)] == ["A", "B"]
+    # one entry per (engine, params): timed first, registered engines in registry order,
+    # then by parameter value, whatever the order of the row files
+    want = ["iMBEA", "ParMBE p=2", "ParMBE p=16", "cuMBE", "cuMBE noWS instr"]
+    assert [c.label for c in configs(rows)] == want
+    assert [c.label for c in configs(rows[::-1])] == want
+    mine = [make_row("A", "mine", label=f"mine x={x}", params={"x": x}) for x in (10, 9)]
+    assert [c.label for c in configs(mine + rows)][-3:] == ["mine x=9", "mine x=10",
+                                                             "cuMBE noWS instr"]
+
+
+def test_v1_rows_are_read_as_today(tmp_path):
+    """Rows written before labels and 'timed' (benchmarks/device-run/rows)."""
+    row = cumbe("A", "noWS", instr=True)
+    for key in ("label", "timed", "entry", "command"):
+        row.pop(key)
+    row.update(schema_version=1, run_id="cumbe-noWS-instr")
+    (got,) = load_rows([_write(tmp_path, "r.json", row)])
+    assert got["label"] == "cuMBE noWS instr" and got["timed"] is False  # from the spec
+    assert got["variant"] == "noWS"
+    gone = make_row("A", "retired", label="x", run_id="retired-p2")
+    for key in ("label", "timed"):
+        gone.pop(key)
+    gone["schema_version"] = 1
+    (got,) = load_rows([_write(tmp_path, "g.json", gone)])
+    assert (got["label"], got["timed"]) == ("retired-p2", True)
 
 
 def test_rows_frame_summarises_times():
     rows = [
-        make_row("A", "imbea", algo_s=[3.0, 1.0, 2.0, 10.0], graph={"n_left": 4, "n_right": 5,
-                                                                    "n_edges": 6}),
-        make_row("A", "parmbe-p4", algo_s=[1.5]),
-        make_row("A", "cumbe-cuMBE-instr", "skipped", message="no CUDA device"),
+        imbea("A", algo_s=[3.0, 1.0, 2.0, 10.0], graph={"n_left": 4, "n_right": 5,
+                                                        "n_edges": 6}),
+        parmbe("A", 4, algo_s=[1.5]),
+        cumbe("A", "cuMBE", "skipped", instr=True, message="no CUDA device"),
     ]
     df = rows_frame(rows)
     assert len(df) == 3
-    imbea = df[df.run_id == "imbea"].iloc[0]
-    assert imbea.algo_median == pytest.approx(2.5)
-    assert (imbea.algo_min, imbea.algo_max) == (1.0, 10.0)
-    assert (imbea.n_left, imbea.n_right, imbea.n_edges) == (4, 5, 6)
-    assert df[df.run_id == "parmbe-p4"].iloc[0].processes == 4
-    sk = df[df.run_id == "cumbe-cuMBE-instr"].iloc[0]
-    assert bool(sk.instrumented) and sk.variant == "cuMBE"
+    im = df[df.engine == "imbea"].iloc[0]
+    assert im.algo_median == pytest.approx(2.5)
+    assert (im.algo_min, im.algo_max) == (1.0, 10.0)
+    assert (im.n_left, im.n_right, im.n_edges) == (4, 5, 6)
+    assert df[df.engine == "parmbe"].iloc[0]["params.processes"] == 4
+    sk = df[df.engine == "cumbe"].iloc[0]
+    assert not sk.timed and sk.variant == "cuMBE" and sk.label == "cuMBE instr"
+    assert bool(sk["params.instrument"])
     assert sk.status_text == "skipped: no CUDA device"
     assert math.isnan(sk.algo_median)
 
 
 def test_graph_meta_and_order():
-    rows = [make_row("B", "imbea", "timeout"),
-            make_row("B", "parmbe-p1", graph={"n_left": 1, "n_right": 2, "n_edges": 2}),
-            make_row("Z", "imbea")]
+    rows = [imbea("B", "timeout"),
+            parmbe("B", 1, graph={"n_left": 1, "n_right": 2, "n_edges": 2}),
+            imbea("Z")]
     assert graph_meta(rows)["B"] == {"n_left": 1, "n_right": 2, "n_edges": 2}
     assert ordered_datasets(rows, ["C", "B"]) == ["C", "B", "Z"]

@@ -136,3 +136,45 @@ def test_child_dies_with_the_runner(graph_file, tmp_path):
             return
         time.sleep(0.2)
     pytest.fail("engine child outlived its runner")
+
+
+def test_the_log_keeps_the_whole_traceback(graph_file, capfd):
+    _, path = graph_file
+    row = _run(path, "fake_engines:crash")
+    assert row["message"] == "RuntimeError: boom: engine failed"  # the table's one line
+    err = capfd.readouterr().err  # what the rule's log gets
+    assert "Traceback (most recent call last)" in err
+    assert 'in crash\n    raise RuntimeError("boom: engine failed\\nsecond line")' in err
+    assert "second line" in err
+
+
+def test_cli_by_hand_fills_and_checks_a_registered_engines_parameters(graph_file, tmp_path):
+    _, path = graph_file
+    out = tmp_path / "x.json"
+    base = ["python", "-m", "mbebench", "run", "--dataset", "toy", "--run-id", "x",
+            "--graph", str(path), "--out", str(out), "--engine", "imbea"]
+    res = subprocess.run([*base, "--params", '{"sidee": "left"}'], capture_output=True,
+                         text=True, env={**os.environ, **ENV})
+    assert res.returncode != 0 and not out.exists()
+    assert res.stderr.strip().splitlines() == [
+        "error: engine imbea: unknown parameter 'sidee' (known: side)"]
+    res = subprocess.run([*base, "--params", '{"side": "left"}'], capture_output=True,
+                         text=True, env={**os.environ, **ENV})
+    assert res.returncode == 0, res.stderr
+    row = json.loads(out.read_text())
+    assert row["status"] == "ok" and row["params"] == {"side": "left"}
+    assert (row["engine"], row["label"], row["timed"]) == ("imbea", "iMBEA", True)
+
+
+def test_cli_unexpected_error_prints_its_traceback(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"dataset": "A"}')
+    res = subprocess.run(
+        ["python", "-m", "mbebench", "tables", "--rows", str(bad), "--datasets", "A",
+         "--out-dir", str(tmp_path / "o")],
+        capture_output=True, text=True,
+    )
+    lines = res.stderr.splitlines()
+    assert res.returncode == 1
+    assert lines[0].startswith("error: ") and str(bad) in lines[0]
+    assert "Traceback (most recent call last)" in res.stderr

@@ -26,7 +26,7 @@ import pandas as pd
 import pytest
 import yaml
 from slurm_cluster import LocalSlurm, unavailable_reason
-from test_pipeline import _copy_workflow
+from workflow_helpers import copy_workflow
 
 REPO = Path(__file__).resolve().parents[1]
 pytestmark = [pytest.mark.slurm, pytest.mark.slow]
@@ -38,7 +38,7 @@ OVERLAY = {
         "repeats": 1,
         "timeout_s": 120,
         "parmbe": {"processes": [CORES]},
-        "cumbe": {"variants": ["cuMBE"], "instrument": False, "simulate": False,
+        "cumbe": {"variant": "cuMBE", "instrument": False, "simulate": False,
                   "datasets": ["hubs"]},
     },
 }
@@ -47,7 +47,7 @@ STABLE = ["dataset", "|U|", "|V|", "|E|", "count", "fingerprint", "agree"]
 
 
 def _workdir(dest: Path) -> Path:
-    _copy_workflow(dest)
+    copy_workflow(dest)
     # only this profile: a profiles/default/ would be picked up by every run
     shutil.copytree(REPO / "profiles" / "slurm", dest / "profiles" / "slurm")
     (dest / "overlay.yaml").write_text(yaml.safe_dump(OVERLAY))

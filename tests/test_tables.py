@@ -9,9 +9,9 @@ import subprocess
 
 import pandas as pd
 import pytest
+from rowfactory import cumbe, imbea, make_row, parmbe
 
 from mbebench import tables
-from mbebench.rows import make_row
 
 FP_A = "0x00000000000000aa"
 FP_B = "0x00000000000000bb"
@@ -25,29 +25,31 @@ DATASETS = ["Alpha_1", "Beta%2", "Gamma&3", "Delta", "Epsilon"]  # Epsilon: no r
 
 
 def scenario(with_mismatch: bool = True) -> list[dict]:
-    def ok(ds, rid, algo, count=10, fp=FP_A):
-        return make_row(ds, rid, algo_s=algo, count=count, fingerprint=fp, graph=G[ds])
+    def ok(make, ds, *args, algo, count=10, fp=FP_A, **kw):
+        return make(ds, *args, algo_s=algo, count=count, fingerprint=fp, graph=G[ds], **kw)
 
     rows = [
-        ok("Alpha_1", "imbea", [4.0, 5.0, 6.0]),
-        ok("Alpha_1", "parmbe-p1", [3.0]),
-        ok("Alpha_1", "parmbe-p2", [2.0, 2.2, 1.8]),
-        ok("Alpha_1", "parmbe-p10", [0.9]),
-        ok("Alpha_1", "cumbe-cuMBE", [0.5, 0.4, 0.6]),
-        ok("Alpha_1", "cumbe-cuMBE-instr", [100.0]),  # slow instrumented build: never "the" time
-        make_row("Beta%2", "imbea", "timeout", timeout_s=600),
-        ok("Beta%2", "parmbe-p1", [8.0], count=3),
-        make_row("Beta%2", "parmbe-p2", "error", message="MemoryError: boom | again"),
-        ok("Beta%2", "cumbe-cuMBE", [2.0], count=3),
-        ok("Gamma&3", "imbea", [9.0], count=4),
-        ok("Gamma&3", "parmbe-p1", [6.0], count=4),
-        ok("Gamma&3", "parmbe-p2", [3.0], count=4),
-        make_row("Gamma&3", "cumbe-cuMBE", "skipped", message="no CUDA device"),
-        make_row("Gamma&3", "cumbe-cuMBE-instr", "skipped", message="no CUDA device"),
-        ok("Delta", "imbea", [1.4], count=7),
-        ok("Delta", "parmbe-p2", [0.35], count=8 if with_mismatch else 7),
-        ok("Delta", "cumbe-cuMBE", [0.7], count=7),
-        ok("Delta", "cumbe-noWS-instr", [0.9], count=7, fp=FP_B if with_mismatch else FP_A),
+        ok(imbea, "Alpha_1", algo=[4.0, 5.0, 6.0]),
+        ok(parmbe, "Alpha_1", 1, algo=[3.0]),
+        ok(parmbe, "Alpha_1", 2, algo=[2.0, 2.2, 1.8]),
+        ok(parmbe, "Alpha_1", 10, algo=[0.9]),
+        ok(cumbe, "Alpha_1", "cuMBE", algo=[0.5, 0.4, 0.6]),
+        # slow instrumented build: never "the" time
+        ok(cumbe, "Alpha_1", "cuMBE", instr=True, algo=[100.0]),
+        imbea("Beta%2", "timeout", timeout_s=600),
+        ok(parmbe, "Beta%2", 1, algo=[8.0], count=3),
+        parmbe("Beta%2", 2, "error", message="MemoryError: boom | again"),
+        ok(cumbe, "Beta%2", "cuMBE", algo=[2.0], count=3),
+        ok(imbea, "Gamma&3", algo=[9.0], count=4),
+        ok(parmbe, "Gamma&3", 1, algo=[6.0], count=4),
+        ok(parmbe, "Gamma&3", 2, algo=[3.0], count=4),
+        cumbe("Gamma&3", "cuMBE", "skipped", message="no CUDA device"),
+        cumbe("Gamma&3", "cuMBE", "skipped", instr=True, message="no CUDA device"),
+        ok(imbea, "Delta", algo=[1.4], count=7),
+        ok(parmbe, "Delta", 2, algo=[0.35], count=8 if with_mismatch else 7),
+        ok(cumbe, "Delta", "cuMBE", algo=[0.7], count=7),
+        ok(cumbe, "Delta", "noWS", instr=True, algo=[0.9], count=7,
+           fp=FP_B if with_mismatch else FP_A),
     ]
     return rows
 
@@ -64,27 +66,27 @@ def test_summary_table_cells():
     assert list(df["dataset"]) == DATASETS
     assert list(df.columns[:7]) == ["dataset", "|U|", "|V|", "|E|", "density", "count",
                                     "fingerprint"]
-    # run ids in a sensible order: numeric process counts, instrumented last
-    rid_cols = list(df.columns[7:-2])
-    assert rid_cols == ["imbea", "parmbe-p1", "parmbe-p2", "parmbe-p10", "cumbe-cuMBE",
-                        "cumbe-cuMBE-instr", "cumbe-noWS-instr"]
+    # one column per configuration, labelled by the rows: plan order, instrumented last
+    cfg_cols = list(df.columns[7:-2])
+    assert cfg_cols == ["iMBEA", "ParMBE p=1", "ParMBE p=2", "ParMBE p=10", "cuMBE",
+                        "cuMBE instr", "cuMBE noWS instr"]
     a = _row(df, "Alpha_1")
     assert (a["|U|"], a["|V|"], a["|E|"]) == (100, 50, 400)
     assert a["density"] == pytest.approx(2 * 400 / (100 * 50))
     assert a["count"] == 10 and a["fingerprint"] == FP_A and a["agree"] is True
-    assert a["imbea"] == pytest.approx(5.0)
-    assert a["cumbe-cuMBE"] == pytest.approx(0.5)
+    assert a["iMBEA"] == pytest.approx(5.0)
+    assert a["cuMBE"] == pytest.approx(0.5)
     b = _row(df, "Beta%2")
-    assert b["imbea"] == "timeout (600 s)"
-    assert b["parmbe-p2"].startswith("error: MemoryError: boom")
-    assert b["parmbe-p10"] == "not run"
+    assert b["iMBEA"] == "timeout (600 s)"
+    assert b["ParMBE p=2"].startswith("error: MemoryError: boom")
+    assert b["ParMBE p=10"] == "not run"
     g = _row(df, "Gamma&3")
-    assert g["cumbe-cuMBE"] == "skipped: no CUDA device"
+    assert g["cuMBE"] == "skipped: no CUDA device"
     d = _row(df, "Delta")
     assert d["agree"] is False
-    assert "parmbe-p2 -> 8" in d["mismatch"] and FP_B in d["mismatch"]
+    assert "ParMBE p=2 -> 8" in d["mismatch"] and FP_B in d["mismatch"]
     e = _row(df, "Epsilon")
-    assert e["agree"] is None and e["imbea"] == "not run"
+    assert e["agree"] is None and e["iMBEA"] == "not run"
 
 
 def test_summary_markdown_marks_mismatch(tmp_path):
@@ -122,10 +124,31 @@ def test_check_agreement():
     lines = str(e.value).splitlines()
     assert "Delta" in lines[0] and "Alpha_1" not in lines[0]
     (delta,) = [ln for ln in lines[1:] if ln.startswith("Delta:")]
-    assert "parmbe-p2 -> 8 (" in delta
-    assert "cumbe-noWS-instr -> 7 (" + FP_B in delta  # instrumented runs count for agreement
-    assert "imbea" in delta
+    assert "ParMBE p=2 -> 8 (" in delta
+    assert "cuMBE noWS instr -> 7 (" + FP_B in delta  # instrumented runs count for agreement
+    assert "iMBEA" in delta
     tables.check_agreement(scenario(with_mismatch=False))  # no exception
+
+
+def test_agreement_report_lists_every_dataset():
+    report = tables.agreement_report(scenario()).splitlines()
+    assert [ln.split(":")[0] for ln in report] == ["Alpha_1", "Beta%2", "Gamma&3", "Delta"]
+    assert report[0] == f"Alpha_1: 6 ok runs agree: 10 ({FP_A})"
+    assert report[3].startswith("Delta: MISMATCH: ") and "ParMBE p=2 -> 8" in report[3]
+
+
+def test_a_count_only_engine_is_cross_checked_by_its_count():
+    def mine(ds, count):
+        return make_row(ds, "mine", label="mine", count=count, fingerprint=None)
+
+    agree = [imbea("A", count=5, fingerprint=FP_A), mine("A", 5)]
+    tables.check_agreement(agree)
+    df = tables.summary_table(agree, ["A"])
+    assert _row(df, "A")["fingerprint"] == FP_A and bool(_row(df, "A")["agree"])
+    lying = [imbea("A", count=5, fingerprint=FP_A), mine("A", 6)]
+    with pytest.raises(tables.CountMismatchError, match="mine -> 6 \\(no fingerprint\\)"):
+        tables.check_agreement(lying)
+    assert not _row(tables.summary_table(lying, ["A"]), "A")["agree"]
 
 
 # --------------------------------------------------------------------------- Table I
@@ -227,10 +250,12 @@ def test_tex_compiles(tmp_path):  # pragma: no cover - only where LaTeX is insta
 # --------------------------------------------------------------------------- CLI hook
 
 
-def test_write_all_writes_then_raises(tmp_path):
+def test_write_all_writes_mismatches_without_failing(tmp_path):
+    """Failing is the check rule's job: a failed job's outputs are deleted by Snakemake."""
     out = tmp_path / "tables"
+    tables.write_all(scenario(), DATASETS, out)
     with pytest.raises(tables.CountMismatchError, match="Delta"):
-        tables.write_all(scenario(), DATASETS, out)
+        tables.check_agreement(scenario())
     for name in ("summary.csv", "summary.md", "speedup.csv", "speedup.md", "speedup.tex"):
         assert (out / name).is_file(), name
     assert "**MISMATCH**" in (out / "summary.md").read_text()
@@ -243,8 +268,22 @@ def test_write_all_writes_then_raises(tmp_path):
     assert "MISMATCH" not in (tmp_path / "ok" / "speedup.md").read_text()
 
 
+def test_k_sweep_is_columns_with_no_new_code():
+    rows = [imbea("A", algo_s=[4.0])] + [cumbe("A", k=k, algo_s=[t]) for k, t in
+                                         ((2, 1.0), (8, 0.5), (24, 2.0))]
+    summary = tables.summary_table(rows, ["A"])
+    assert summary.attrs["configs"] == ["iMBEA", "cuMBE k=2", "cuMBE k=8", "cuMBE k=24"]
+    assert _row(summary, "A")["cuMBE k=8"] == pytest.approx(0.5)
+    speed = tables.speedup_table(rows, ["A"])
+    # the first matching configuration (smallest k) is the reference; the sweep's others
+    # are compared to it
+    assert speed.attrs["reference"] == "cuMBE k=2"
+    assert _row(speed, "A")["cuMBE k=2 vs iMBEA"] == pytest.approx(4.0)
+    assert _row(speed, "A")["cuMBE k=2 vs cuMBE k=8"] == pytest.approx(0.5)
+
+
 def test_no_gpu_no_parmbe():
-    rows = [make_row("A", "imbea", algo_s=[1.0])]
+    rows = [imbea("A", algo_s=[1.0])]
     df = tables.speedup_table(rows, ["A"])
     assert list(df["dataset"]) == ["A", "geometric mean"]
     assert _row(df, "A")["cuMBE [s]"] == "not run"
@@ -256,6 +295,7 @@ def test_report_captions_are_valid_rst(repo_dir):
     docutils_core = pytest.importorskip("docutils.core")
     import io
 
+    assert 'report: "workflow/report/workflow.rst"' in (repo_dir / "Snakefile").read_text()
     names = {p.name for p in (repo_dir / "workflow" / "report").glob("*.rst")}
     assert {"workflow.rst", "summary.rst", "speedup.rst", "workload.rst", "breakdown.rst",
             "scaling.rst"} <= names
@@ -268,10 +308,18 @@ def test_report_captions_are_valid_rst(repo_dir):
 
 
 def test_simulated_gpu_rows_give_no_gpu_time_or_speedup():
-    sim = make_row("Delta", "cumbe-cuMBE", algo_s=[0.01], graph=G["Delta"])
+    sim = cumbe("Delta", "cuMBE", algo_s=[0.01], graph=G["Delta"])
     sim["simulated"] = True
-    rows = [make_row("Delta", "imbea", algo_s=[2.0], graph=G["Delta"]), sim]
+    rows = [imbea("Delta", algo_s=[2.0], graph=G["Delta"]), sim]
     df = tables.speedup_table(rows, ["Delta"])
     rec = df.set_index("dataset").loc["Delta"]
     assert rec["cuMBE [s]"] == tables.SIMULATED
     assert math.isnan(rec["cuMBE vs iMBEA"])
+
+
+def test_tables_read_the_rows_fields_not_their_file_names_or_order():
+    rows = scenario()
+    renamed = [{**r, "run_id": f"run{i}"} for i, r in enumerate(rows)][::-1]
+    for func in (tables.summary_table, tables.speedup_table):
+        pd.testing.assert_frame_equal(func(rows, DATASETS), func(renamed, DATASETS))
+    assert tables.mismatches(rows) == tables.mismatches(renamed)

@@ -72,6 +72,7 @@ def main() -> int:
     from numba import cuda
 
     from cumbe.engine import run
+    from cumbe.spec import VARIANTS
     from mbebench.csr import from_edges, read_csr
     from mbebench.fingerprint import to_hex
     from mbebench.oracle import count_and_fingerprint
@@ -107,7 +108,7 @@ def main() -> int:
     # ---------- 0. compile every kernel once on a tiny graph ----------
     # (benchmarks/gpu/warm.py fills numba's cache beforehand, several builds at once)
     tiny = from_edges([0, 0, 1, 1, 2], [0, 1, 1, 2, 2], 3, 3)
-    for v in ("cuMBE", "noRS", "noES", "noWS"):
+    for v in VARIANTS:
         for instr in (False, True):
             if instr and v not in ("cuMBE", "noWS"):
                 continue
@@ -139,7 +140,7 @@ def main() -> int:
             m = int(dens * nl * nr)
             g = from_edges(rng.integers(0, nl, m), rng.integers(0, nr, m), nl, nr)
             ref = count_and_fingerprint(g)
-            for vi, v in enumerate(("cuMBE", "noRS", "noES", "noWS")):
+            for vi, v in enumerate(VARIANTS):
                 for nb in (1, 2, 7, 0):
                     p = case_params(case + nb, vi, v, nb, a.threads)
                     p["instrument"] = v in ("cuMBE", "noWS") and p["instrument"]

@@ -26,6 +26,21 @@ rule tables:
         " --out-dir results/tables 2> {log:q}"
 
 
+# Apart from the tables rule, so that tables showing a mismatch stay on disk
+# (Snakemake deletes the outputs of a failed job).  The log keeps the report.
+rule check_counts:
+    input:
+        ROWS,
+    output:
+        CHECK,
+    log:
+        "logs/check_counts.log",
+    conda:
+        "../envs/mbe.yaml"
+    shell:
+        "python -m mbebench check --rows {input:q} --out {output:q} --report {log:q}"
+
+
 rule plots:
     input:
         ROWS,

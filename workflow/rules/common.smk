@@ -1,6 +1,7 @@
 import json
 import math
 import re
+import shlex
 
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
@@ -11,6 +12,8 @@ from mbebench import plan
 validate(config, "../schemas/config.schema.yaml")
 
 DATASETS = plan.selected_datasets(config)
+
+
 def _cores():
     # --report and --lint give no core count, and asking raises; use the machine's
     try:
@@ -32,11 +35,13 @@ PLOTS = expand(
     ext=["png", "pdf"],
 )
 ROWS = plan.planned_rows(DATASETS, RUNS)
+CHECK = "results/tables/agreement.txt"
 
 
 wildcard_constraints:
     dataset="|".join(map(re.escape, DATASETS)) or "(?!)",
     run_id="|".join(map(re.escape, RUN_IDS)),
+    fmt="konect|adj",
 
 
 def source(wildcards):
@@ -58,19 +63,21 @@ def run_spec(wildcards):
     return RUNS[wildcards.run_id]
 
 
+def run_input(wildcards):
+    """The CSR, and the text export a command-line engine reads instead."""
+    spec = run_spec(wildcards)
+    files = {"csr": plan.graph_file(wildcards.dataset)}
+    if spec.input != "csr":
+        files["export"] = plan.graph_file(wildcards.dataset, spec.input)
+    return files
+
+
 def run_args(wildcards):
     spec = run_spec(wildcards)
-    args = [
-        f"--engine {spec.engine}",
-        f"--params '{json.dumps(spec.params)}'",
-        f"--repeats {spec.repeats}",
-        f"--timeout {spec.timeout_s:g}",
-    ]
-    if spec.simulate:
-        args.append("--simulate")
-    if spec.require_gpu:
-        args.append("--require-gpu")
-    return " ".join(args)
+    args = ["--job", json.dumps(spec.job(), sort_keys=True)]
+    if spec.input != "csr":
+        args += ["--input-file", plan.graph_file(wildcards.dataset, spec.input)]
+    return shlex.join(args)
 
 
 # Cluster requests for one engine run (used by executors such as SLURM; a local

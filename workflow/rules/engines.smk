@@ -1,6 +1,6 @@
 rule run_engine:
     input:
-        "results/csr/{dataset}.csr",
+        unpack(run_input),
     output:
         "results/runs/{dataset}/{run_id}.json",
     params:
@@ -16,4 +16,18 @@ rule run_engine:
         "../envs/mbe.yaml"
     shell:
         "python -m mbebench run --dataset {wildcards.dataset:q} --run-id {wildcards.run_id}"
-        " --graph {input:q} --out {output:q} {params.args} 2> {log:q}"
+        " --graph {input.csr:q} --out {output:q} {params.args} 2> {log:q}"
+
+
+rule export_graph:
+    input:
+        "results/csr/{dataset}.csr",
+    output:
+        "results/graphs/{dataset}.{fmt}",
+    log:
+        "logs/export/{dataset}.{fmt}.log",
+    conda:
+        "../envs/mbe.yaml"
+    shell:
+        "python -m mbebench export --graph {input:q} --format {wildcards.fmt}"
+        " --out {output:q} 2> {log:q}"
