@@ -61,8 +61,8 @@ SPEC: tuple[Buffer, ...] = (
            "the workers' arenas, two halves (cumbe.layout)"),
     Buffer("arena64", np.uint64, lambda p: (p.half_words,), "view",
            "the same memory as 64-bit words (level sums)"),
-    Buffer("ctl", np.int32, lambda p: (2, K.CTL_FIXED + 2 * (p.k + 2)), "scratch",
-           "per phase: task counter, stop flag and publisher count per stage"),
+    Buffer("ctl", np.int32, lambda p: (2, K.CTL_FIXED + 3 * (p.k + 2)), "scratch",
+           "per phase: task counter; per stage the stop flag, publishers, workers out of work"),
     Buffer("pool_hdr", np.int32, lambda p: (2, p.workers, K.NH), "scratch",
            "published work: the victim's task layout"),
     Buffer("pool_base", np.int64, lambda p: (2, p.workers), "scratch",
@@ -102,6 +102,8 @@ def allocate(plan: Plan, host: dict, cuda, driver=None) -> dict:
             arr = np.ascontiguousarray(host[b.name], dtype=b.dtype)
             if arr.size == 0:
                 arr = np.zeros(shape, b.dtype)
+            if arr.shape != shape:
+                raise ValueError(f"buffer {b.name}: shape {arr.shape}, the spec says {shape}")
             out[b.name] = cuda.to_device(arr)
         elif b.role == "view":
             continue

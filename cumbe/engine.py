@@ -59,6 +59,7 @@ def run(
     device_memory_gib: float | None = None,
     eager_steal: int = 0,
     warp_arena_words: int = 0,
+    idle_fraction: float = 0.0,
 ) -> EngineResult:
     """Count and fingerprint the maximal bicliques of ``graph`` on the GPU (or in numba's
     simulator).  The config parameters are declared, with their defaults and limits, in
@@ -74,7 +75,8 @@ def run(
     all that is free).  Test switches: ``eager_steal`` (1: raise the stop signal after every
     fetch, so that publishing and stealing run on any grid; e >= 2: publish only from
     level e - 1 down) and ``warp_arena_words`` (cap the warp arena, so that tasks run
-    block-wide).
+    block-wide); tuning: ``idle_fraction`` (the share of workers that must run out of work
+    before the busy ones publish theirs; 0: the first one).
     """
     sim = _sim_enabled()
     label = L.graph_label(graph)  # names the graph in every error
@@ -175,6 +177,9 @@ def run(
     prm[K.P_CANDLEFT] = 1 if prep.cand_left else 0
     prm[K.P_EAGER] = int(eager_steal)
     prm[K.P_NWK] = plan.workers
+    if not 0.0 <= float(idle_fraction) < 1.0:
+        raise ValueError("idle_fraction must be in [0, 1)")
+    prm[K.P_IDLE] = int(round(float(idle_fraction) * 1000))
     host = dict(offU=prep.offU, adjU=prep.adjU, offV=prep.offV, adjV=prep.adjV, orig=prep.orig,
                 tasks=tasks, prm=prm)
     arrays = B.allocate(plan, host, cuda)

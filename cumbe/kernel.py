@@ -83,10 +83,10 @@ PH_IDLE = 7  # grid-sync wait
 NPH = 8
 
 # params (int64 array)
-(P_NU, P_K, P_AW, P_HALF, P_NT0, P_NT1, P_CANDLEFT, P_EAGER, P_NWK) = range(9)
-NPARAMS = 9
-# control (int32 [2 phases, CTL_FIXED + 2 * (k + 2)]): task counter, stop / publisher
-# count per stage
+(P_NU, P_K, P_AW, P_HALF, P_NT0, P_NT1, P_CANDLEFT, P_EAGER, P_NWK, P_IDLE) = range(10)
+NPARAMS = 10
+# control (int32 [2 phases, CTL_FIXED + 3 * (k + 2)]): task counter, then per stage the
+# stop flag, the publisher count and the count of workers out of work
 C_TASK = 0
 CTL_FIXED = 2
 # pool header (int32 [2, workers, NH]) and the task's base offset (int64 [2, workers])
@@ -358,6 +358,14 @@ def build(rs=True, es=True, ws=True, instr=False, threads=128, cache=True):
         return a
 
     @dev
+    def out_of_work(ctl, phase, kst, stage, idle_at):
+        """A worker found no work in this stage: once ``idle_at`` have, raise the stop
+        signal, and the busy ones publish what they have left."""
+        n = cuda.atomic.add(ctl, (phase, CTL_FIXED + 2 * (kst + 2) + stage), 1) + 1
+        if n >= idle_at:
+            cuda.atomic.max(ctl, (phase, CTL_FIXED + stage), 1)
+
+    @dev
     def wedge_run(adjU, offV, adjV, base, j, v):
         """The run of N(y_j) that v's task takes slots from: (length, start within
         N(y_j)).  RS: the vertices of higher rank (one contiguous run, lists are
@@ -597,7 +605,7 @@ def build(rs=True, es=True, ws=True, instr=False, threads=128, cache=True):
             gsync()
 
         @dev
-        def steal(ph, pn, pl, ctl, sh, g, gl, me, pprev, phase, kst, stage):
+        def steal(ph, pn, pl, ctl, sh, g, gl, me, pprev, phase, kst, stage, idle_at):
             """Thief: take one published candidate (a level m and an index i of some
             victim) and copy what it needs into its own arena: the candidates before i
             (those still to be tried from its point of view) with their level-m list
@@ -622,13 +630,10 @@ def build(rs=True, es=True, ws=True, instr=False, threads=128, cache=True):
                 if gl == 0:
                     if off >= npub:
                         sh[g, S_CUR] = npub
-                        cuda.atomic.max(ctl, (phase, CTL_FIXED + stage), 1)
+                        out_of_work(ctl, phase, kst, stage, idle_at)
                     else:
                         w = pl[pprev, (start + off) % npub]
                         jx = cuda.atomic.sub(pn, (pprev, w), 1)
-                        if jx == 1 and sh[g, S_NNE] == 1:
-                            # took what looked like the last piece anywhere
-                            cuda.atomic.max(ctl, (phase, CTL_FIXED + stage), 1)
                         if jx >= 1:
                             # piece jx-1: pieces are numbered deepest level first, so the
                             # first thieves get the shallow levels' big subtrees
@@ -1278,6 +1283,8 @@ def build(rs=True, es=True, ws=True, instr=False, threads=128, cache=True):
             pprev = (stage + 1) % 2
             R = I64(par) * prm[P_HALF] + I64(me) * I64(aw)
             interruptible = WS and stage < nst
+            # workers that must run out of work before the busy ones publish theirs
+            idle_at = max(I64(1), (prm[P_IDLE] * I64(nwk)) // 1000)
             if gl == 0:
                 sh[g, S_PUB] = 0
                 sh[g, S_CUR] = 0
@@ -1293,8 +1300,10 @@ def build(rs=True, es=True, ws=True, instr=False, threads=128, cache=True):
                     r = I32(0x7FFFFFFF)
                     if stage == 1 or relaxed_load(ctl, phase, C_TASK) < ntask:
                         r = cuda.atomic.add(ctl, (phase, C_TASK), 1)
-                    if WS and stage == 1 and (r >= ntask - 1 or eager != 0):
+                    if WS and stage == 1 and eager != 0:
                         cuda.atomic.max(ctl, (phase, CTL_FIXED + 1), 1)
+                    if WS and stage == 1 and r >= ntask:
+                        out_of_work(ctl, phase, kst, 1, idle_at)
                     sh[g, S_GOT] = 1 if r < ntask else 0
                     sh[g, S_IDX] = r
                 gsync()
@@ -1315,7 +1324,8 @@ def build(rs=True, es=True, ws=True, instr=False, threads=128, cache=True):
                 else:
                     if stage == 1:
                         break
-                    if not steal(ph, pn, pl, ctl, sh, g, gl, me, pprev, phase, kst, stage):
+                    if not steal(ph, pn, pl, ctl, sh, g, gl, me, pprev, phase, kst, stage,
+                                 idle_at):
                         break
                     c, f, nn = steal_node(A, A64, prm, ph, pb, sh, sh64, shu, g, gl, R, pprev,
                                           aw, adjU, offV, adjV, orig, cand_left, err)

@@ -46,7 +46,20 @@ def _renumber(offU, adjU, offV):
     nU = offU.shape[0] - 1
     nV = offV.shape[0] - 1
     deg = offU[1:] - offU[:-1]
-    order = np.argsort(deg, kind="mergesort")  # rank = (degree, id)
+    # rank = (degree, id): a counting sort by degree, ids in order within a degree
+    maxd = 0
+    for u in range(nU):
+        if deg[u] > maxd:
+            maxd = deg[u]
+    start = np.zeros(maxd + 2, np.int64)
+    for u in range(nU):
+        start[deg[u] + 1] += 1
+    for i in range(maxd + 1):
+        start[i + 1] += start[i]
+    order = np.empty(nU, np.int64)
+    for u in range(nU):
+        order[start[deg[u]]] = u
+        start[deg[u]] += 1
     noffU = np.empty(nU + 1, np.int64)
     noffU[0] = 0
     for r in range(nU):

@@ -35,6 +35,7 @@ def case_params(case: int, vi: int, variant: str, blocks: int, threads: int) -> 
         eager_steal=(case // 2 + vi) % 4,
         side=("auto", "left", "right")[case % 3],
         instrument=bool((case + vi) % 2),
+        idle_fraction=(0.0, 0.0, 0.6)[(case + vi) % 3],
     )
 
 

@@ -106,6 +106,8 @@ def test_kernel_arguments_are_the_buffer_spec():
 
 
 def test_nbytes_is_the_sum_of_the_allocations():
+    from cumbe import kernel as K
+
     class cuda:  # host arrays stand in for device ones
         to_device = staticmethod(np.array)
         device_array = staticmethod(lambda shape, dtype: np.empty(shape, dtype))
@@ -114,7 +116,7 @@ def test_nbytes_is_the_sum_of_the_allocations():
     host = {"offU": np.zeros(11, np.int64), "adjU": np.zeros(23, np.int32),
             "offV": np.zeros(8, np.int64), "adjV": np.zeros(23, np.int32),
             "orig": np.zeros(10, np.int32), "tasks": np.zeros(9, np.int32),
-            "prm": np.zeros(9, np.int64)}
+            "prm": np.zeros(K.NPARAMS, np.int64)}
     arrays = B.allocate(plan, host, cuda)
     assert set(arrays) == set(B.NAMES)
     total = sum(a.nbytes for n, a in arrays.items() if n != "arena64")
@@ -122,6 +124,8 @@ def test_nbytes_is_the_sum_of_the_allocations():
     assert arrays["arena64"].nbytes == arrays["arena"].nbytes
     grow = B.nbytes(replace(plan, arena_words=41)) - B.nbytes(plan)
     assert grow == B.bytes_per_arena_word(plan)
+    with pytest.raises(ValueError, match="prm"):
+        B.allocate(plan, {**host, "prm": np.zeros(K.NPARAMS + 1, np.int64)}, cuda)
 
 
 # ---------------------------------------------------------------- grid planner

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from test_pipeline import _copy_workflow, snakemake
+from workflow_helpers import copy_workflow, snakemake
 
 pytestmark = pytest.mark.slow
 
@@ -32,7 +32,7 @@ def _log(test_dir: Path, step: str, dataset: str) -> str:
 
 
 def test_ingest_rules_pass_checksums_limits_and_format_flags(tmp_path):
-    work = _copy_workflow(tmp_path)
+    work = copy_workflow(tmp_path)
     test_dir = work / ".test"
     (test_dir / "graphs" / "out.good").write_bytes(EDGES)
     (test_dir / "graphs" / "out.sym").write_bytes(b"% sym unweighted\n1 2\n2 3\n")

@@ -42,6 +42,7 @@ def main() -> int:
     ap.add_argument("--cap-presets", default="DBLP-author")
     ap.add_argument("--old", default="", help="folder with the previous engine (cumbe/, mbebench/)")
     ap.add_argument("--old-max-s", type=float, default=40)
+    ap.add_argument("--mirror", default="", help="comma list of real graphs (CSR files) to add")
     ap.add_argument("--threads", type=int, default=128)
     ap.add_argument("--k", type=int, default=24)
     a = ap.parse_args()
@@ -74,7 +75,7 @@ def main() -> int:
         from numba import cuda
 
         free, total = cuda.current_context().get_memory_info()
-        res["device_memory"] = {"free": int(free), "total": int(total)}
+        res["device_memory"] = {"free": float(free), "total": float(total)}
     except Exception as e:  # noqa: BLE001
         err("device", e)
     pool = None
@@ -82,26 +83,33 @@ def main() -> int:
         from baselines import parmbe
 
         pool = parmbe.ParMBEPool(a.parmbe)
-    for preset in a.presets.split(","):
-        for seed in (int(s) for s in a.seeds.split(",")):
+    items = [(p, int(sd)) for p in a.presets.split(",") if p for sd in a.seeds.split(",")]
+    items += [(m, None) for m in a.mirror.split(",") if m]
+    for preset, seed in items:
+        if True:
             if left() < 30:
                 break
-            name = f"{preset}-s{seed}"
             try:
-                p = S.preset_params(preset, seed=seed, scale=a.scale)
-                path = Path(a.graphs) / f"{S.file_stem(p)}.csr"
-                if not path.is_file():
-                    tg = time.perf_counter()
-                    path, _ = S.write(p, Path(a.graphs))
-                    gen_s = time.perf_counter() - tg
-                else:
+                if seed is None:  # a real graph
+                    path = Path(preset)
+                    name = path.stem
                     gen_s = None
+                else:
+                    name = f"{preset}-s{seed}"
+                    p = S.preset_params(preset, seed=seed, scale=a.scale)
+                    path = Path(a.graphs) / f"{S.file_stem(p)}.csr"
+                    gen_s = None
+                    if not path.is_file():
+                        tg = time.perf_counter()
+                        path, _ = S.write(p, Path(a.graphs))
+                        gen_s = time.perf_counter() - tg
                 g = read_csr(path)
             except Exception as e:  # noqa: BLE001
-                err(f"{name} generate", e)
+                err(f"{preset} generate", e)
                 continue
             rec = res["graphs"].setdefault(name, {
-                "preset": preset, "seed": seed, "scale": a.scale, "path": str(path),
+                "preset": preset if seed is not None else None, "seed": seed,
+                "scale": a.scale if seed is not None else None, "path": str(path),
                 "n_left": g.n_left, "n_right": g.n_right, "n_edges": g.n_edges,
                 "generate_s": gen_s, "runs": {}})
             save()
@@ -141,7 +149,7 @@ def main() -> int:
                 return r
 
             r_new = cu("cuMBE")
-            if a.cap_gib and preset in a.cap_presets.split(",") and left() > 30:
+            if a.cap_gib and seed is not None and preset in a.cap_presets.split(",") and left() > 30:
                 cu(f"cap{a.cap_gib:g}", device_memory_gib=a.cap_gib)
             if pool is not None and left() > 30:
                 from baselines import parmbe
@@ -161,7 +169,7 @@ def main() -> int:
                 except Exception as e:  # noqa: BLE001
                     err(f"{name} parmbe", e)
                 save()
-            if a.old and left() > a.old_max_s + 20:
+            if a.old and seed is not None and left() > a.old_max_s + 20:
                 code = ("import json,sys; from mbebench.csr import read_csr; "
                         "from cumbe.engine import run; g = read_csr(sys.argv[1]); "
                         "ts = [run(g, variant='cuMBE', threads=128, k=24) for _ in range(2)]; "

@@ -28,9 +28,14 @@ rule tables:
 
 # Apart from the tables rule, so that tables showing a mismatch stay on disk
 # (Snakemake deletes the outputs of a failed job).  The log keeps the report.
+# Runs after the tables and plots (its input), so that a disagreement fails the
+# pipeline only once the evidence is on disk: a failed job stops Snakemake from
+# starting others, and the tables would not be built.
 rule check_counts:
     input:
-        ROWS,
+        rows=ROWS,
+        tables=TABLES,
+        plots=PLOTS,
     output:
         CHECK,
     log:
@@ -38,7 +43,7 @@ rule check_counts:
     conda:
         "../envs/mbe.yaml"
     shell:
-        "python -m mbebench check --rows {input:q} --out {output:q} --report {log:q}"
+        "python -m mbebench check --rows {input.rows:q} --out {output:q} --report {log:q}"
 
 
 rule plots:
