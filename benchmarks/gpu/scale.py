@@ -38,7 +38,7 @@ def main() -> int:
     ap.add_argument("--repeats", type=int, default=2)
     ap.add_argument("--budget", type=float, default=400)
     ap.add_argument("--parmbe", type=int, default=16, help="processes; 0 = skip ParMBE")
-    ap.add_argument("--cap-gib", type=float, default=0, help="also run under this memory cap")
+    ap.add_argument("--cap-gib", default="", help="comma list: also run under these memory caps")
     ap.add_argument("--cap-presets", default="DBLP-author")
     ap.add_argument("--old", default="", help="folder with the previous engine (cumbe/, mbebench/)")
     ap.add_argument("--old-max-s", type=float, default=40)
@@ -149,8 +149,9 @@ def main() -> int:
                 return r
 
             r_new = cu("cuMBE")
-            if a.cap_gib and seed is not None and preset in a.cap_presets.split(",") and left() > 30:
-                cu(f"cap{a.cap_gib:g}", device_memory_gib=a.cap_gib)
+            for cap in (float(c) for c in a.cap_gib.split(",") if c):
+                if seed is not None and preset in a.cap_presets.split(",") and left() > 30:
+                    cu(f"cap{cap:g}", device_memory_gib=cap)
             if pool is not None and left() > 30:
                 from baselines import parmbe
 
@@ -207,12 +208,13 @@ def write_table(res: dict, out: Path, parmbe: int) -> str:
         r = g["runs"]
         c = r.get("cuMBE") or {}
         p = r.get(f"parmbe-p{parmbe}") or {}
-        cap = next((v for k, v in r.items() if k.startswith("cap")), None)
+        caps = [(k, v) for k, v in r.items() if k.startswith("cap") and v.get("median_s")]
         old = r.get("old-cuMBE") or {}
         ks = c.get("median_s")
         ratio = f"{p['algo_s'] / ks:.1f}x" if ks and p.get("algo_s") else "-"
-        capped = (f"{cap['median_s']:.3f} s, {cap['blocks']} blocks,"
-                  f" {cap['memory_bytes'] / 2**30:.1f} GiB" if cap and cap.get("median_s") else "-")
+        capped = "; ".join(f"{k[3:]} GiB: {v['median_s']:.3f} s, {v['blocks']} blocks,"
+                           f" {v['memory_bytes'] / 2**30:.1f} GiB used, {v['block_tasks']}"
+                           " block-wide" for k, v in caps) or "-"
         oldt = (f"{old['kernel_s'][-1]:.3f}" if old.get("kernel_s") else old.get("error", "-"))
         lines.append(
             f"| {name} | {g['n_edges']:,} | {c.get('count', '-'):,} | "
