@@ -67,6 +67,8 @@ COUNTERS = (
     "q1",  # first-level Q' sizes, summed
     "report",  # L' elements hashed for the fingerprint
     "qcheck_q1",  # part of qcheck spent on first-level Q' (lower-rank) vertices
+    "qcheck_max",  # part of qcheck spent at maximal nodes (a full scan of Q)
+    "closure_max",  # part of closure spent at maximal nodes
 )
 NCTR = len(COUNTERS)
 (
@@ -89,6 +91,8 @@ NCTR = len(COUNTERS)
     C_Q1,
     C_REPORT,
     C_QCHECK1,
+    C_QCHECKMAX,
+    C_CLOSUREMAX,
 ) = range(NCTR)
 
 
@@ -476,6 +480,8 @@ def imbea_work(
                             val &= val - np.uint64(1)
                     maximal, work = _closure_le(l_off, l_idx, gl, g, rsz, cbuf)
                     ctr[C_CLOSURE] += work
+                    if maximal:
+                        ctr[C_CLOSUREMAX] += work
             if check == 0:
                 for i in range(ntw):
                     qbuf[qe] = twbuf[i]
@@ -549,6 +555,7 @@ def _q_scan(qbuf, qs, qe, qbase, rows, Wr, lbits, lnz, cb, nnz, isq1, ctr):
             qn += 1
     ctr[C_QCHECK] += words
     ctr[C_QCHECK1] += words1
+    ctr[C_QCHECKMAX] += words
     ctr[C_QVERTS] += qe - qs
     return True, qn
 
@@ -774,6 +781,8 @@ def parmbe_work(uo, ui, vo, vi, rank, verts, u_is_left, skipmode, ctr):
                     atop += c
             ok, work = _closure_global(vo, vi, ui, base, adj, lo, ln, nx, buf)
             ctr[C_CLOSURE] += work
+            if ok:
+                ctr[C_CLOSUREMAX] += work
             if not ok:
                 ctr[C_NONMAX] += 1
                 continue

@@ -53,6 +53,7 @@ PRESETS = {
     "I-twin2": "imbea:twin=2",
     "I-wtask": "imbea:wmode=1",
     "I-closure": "imbea:check=1,twin=2",
+    "I-closure-twin0": "imbea:check=1,twin=0",
     "I-closure-noQ'": "imbea:check=1,twin=2,buildq=0",
     "I-all": "imbea:check=1,twin=2,buildq=0,wmode=1",
     "I-all-twin0": "imbea:check=1,twin=0,buildq=0,wmode=1",
@@ -122,7 +123,7 @@ def run_variant(graph: CSRGraph, name: str) -> dict:
     c_off, c_idx, l_off, l_idx = (lo, li, ro, ri) if left else (ro, ri, lo, li)
     rank = ranks(c_off, spec["order"])
     ctr = np.zeros(WK.NCTR, np.int64)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     order = np.argsort(rank).astype(np.int32)
     if fam == "imbea":
         start = WK.start_mask(c_off, c_idx, rank)
@@ -135,7 +136,7 @@ def run_variant(graph: CSRGraph, name: str) -> dict:
         verts = order[np.diff(c_off)[order] > 0]
         count, fp = WK.parmbe_work(c_off, c_idx, l_off, l_idx, rank.astype(np.int32), verts, left,
                                    spec["skip"], ctr)  # fmt: skip
-    secs = time.perf_counter() - t0
+    secs, cpu = time.perf_counter() - t0, time.process_time() - c0
     return {
         "variant": name,
         "family": fam,
@@ -144,6 +145,7 @@ def run_variant(graph: CSRGraph, name: str) -> dict:
         "count": int(count),
         "fingerprint": f"0x{int(fp):016x}",
         "seconds": round(secs, 3),
+        "cpu_seconds": round(cpu, 3),
         "counters": dict(zip(WK.COUNTERS, (int(x) for x in ctr))),
     }
 
@@ -158,10 +160,12 @@ def warm_up() -> None:
 
 def engines(graph: CSRGraph) -> list[dict]:
     out = []
+    c0 = time.process_time()
     r = imbea.run(graph)
-    out.append(("engine:imbea", r, r.stats["side"]))
+    out.append(("engine:imbea", r, r.stats["side"], time.process_time() - c0))
+    c0 = time.process_time()
     r = parmbe.run_serial(graph)
-    out.append(("engine:parmbe-serial", r, r.stats["side"]))
+    out.append(("engine:parmbe-serial", r, r.stats["side"], time.process_time() - c0))
     return [
         {
             "variant": n,
@@ -169,32 +173,58 @@ def engines(graph: CSRGraph) -> list[dict]:
             "count": int(r.count),
             "fingerprint": f"0x{int(r.fingerprint):016x}",
             "seconds": round(r.algo_seconds, 3),
+            # process CPU seconds of the whole call, JIT warm-up (cache load) included
+            "cpu_seconds_call": round(cpu, 3),
             "stats": {k: v for k, v in r.stats.items() if k != "worker_busy_s"},
         }
-        for n, r, s in out
+        for n, r, s, cpu in out
     ]
 
 
 SHOW = ("nodes", "nonmax", "n2_scan", "local_build", "zero_words", "lprime", "qcheck",
-        "qcheck_q1", "expand", "closure", "sort")  # fmt: skip
+        "qcheck_q1", "qcheck_max", "expand", "closure", "closure_max", "sort")  # fmt: skip
 
 
 def fmt_row(r: dict) -> str:
     c = r.get("counters")
-    cols = [f"{r['variant']:16s}", f"{r['cand_side']:5s}", f"{r['seconds']:8.2f}"]
+    cpu = r.get("cpu_seconds", r.get("cpu_seconds_call"))
+    cols = [f"{r['variant']:16s}", f"{r['cand_side']:5s}", f"{r['seconds']:8.2f}", f"{cpu:8.2f}"]
     if c:
         cols += [f"{c[k] / 1e6:9.1f}" for k in SHOW]
     return " ".join(cols)
 
 
+MD_COLS = ("nodes", "nonmax", "qcheck", "qcheck_q1", "qcheck_max", "expand", "closure",
+           "closure_max", "zero_words", "n2_scan")  # fmt: skip
+
+
+def markdown(rec: dict) -> str:
+    """One record as a markdown table: seconds, CPU seconds, counters in millions."""
+    head = ["variant", "side", "wall s", "CPU s"] + [f"{c} (M)" for c in MD_COLS]
+    out = ["| " + " | ".join(head) + " |", "|" + "---|" * 2 + "---:|" * (len(head) - 2)]
+    for r in rec["rows"]:
+        c = r.get("counters", {})
+        cpu = r.get("cpu_seconds", r.get("cpu_seconds_call"))
+        vals = [f"{c[k] / 1e6:.1f}" if c else "" for k in MD_COLS]
+        out.append("| " + " | ".join([r["variant"], r["cand_side"], f"{r['seconds']:.2f}",
+                                      f"{cpu:.2f}"] + vals) + " |")  # fmt: skip
+    return "\n".join(out)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("graph", type=Path)
+    ap.add_argument("graph", type=Path, nargs="?")
+    ap.add_argument("--table", type=Path, help="print the last record of this JSONL as markdown")
     ap.add_argument("--variants", default="all")
     ap.add_argument("--no-engines", action="store_true")
     ap.add_argument("--json", type=Path)
     ap.add_argument("--label", default="")
     a = ap.parse_args(argv)
+    if a.table:
+        print(markdown(json.loads(a.table.read_text().splitlines()[-1])))
+        return 0
+    if a.graph is None:
+        ap.error("give a graph (or --table)")
     names = list(PRESETS) if a.variants == "all" else a.variants.split(",")
     for n in names:
         parse_variant(n)
@@ -205,7 +235,7 @@ def main(argv=None) -> int:
     warm_up()
     print(f"# warm-up {time.perf_counter() - t:.1f} s; {a.graph}: |L|={g.n_left} |R|={g.n_right} "
           f"|E|={g.n_edges}", flush=True)  # fmt: skip
-    print("# variant       cand  seconds " + " ".join(f"{k[:9]:>9s}" for k in SHOW) + "  (x 1e6)")
+    print("# variant       cand  seconds  cpu_s   " + " ".join(f"{k[:9]:>9s}" for k in SHOW) + "  (x 1e6)")
     rows = []
     ref = None
     if not a.no_engines:
