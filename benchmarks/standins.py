@@ -18,7 +18,8 @@ Model (bipartite Chung-Lu):
   sum_i min(s * w_i, cap) = |E| (water-filling: the capped vertices are a
   prefix); e_i = min(s * w_i, cap) is the expected degree.
 * Edges are drawn by picking both endpoints independently in proportion to e
-  (vectorised inverse-CDF sampling), in rounds: duplicates are dropped, then
+  (multinomial endpoint counts per side, paired by a random permutation:
+  the same law as independent draws), in rounds: duplicates are dropped, then
   the degree caps are enforced exactly (a vertex above its cap loses random
   Chung-Lu edges until it is at the cap; planted-block edges are dropped only
   if the block edges alone exceed the cap), and the next round draws the
@@ -278,24 +279,35 @@ def _blocks(p: Params, el: np.ndarray, er: np.ndarray, rng) -> tuple[np.ndarray,
     pr = rng.choice(p.n_right, size=min(b.pool_right, p.n_right), replace=False, p=er / er.sum())
     keys = []
     sizes = []
+    members_l, members_r = [], []
     for _ in range(b.count):
         a = min(int(rng.integers(b.left_size[0], b.left_size[1] + 1)), pl.size)
         c = min(int(rng.integers(b.right_size[0], b.right_size[1] + 1)), pr.size)
         q = float(rng.uniform(b.p[0], b.p[1]))
         A = rng.choice(pl, size=a, replace=False)
         B = rng.choice(pr, size=c, replace=False)
+        members_l.append(A)
+        members_r.append(B)
         m = rng.random((a, c)) < q
         ia, ib = np.nonzero(m)
         keys.append(A[ia].astype(np.int64) * p.n_right + B[ib])
         sizes.append((a, c, round(q, 4)))
     k = _sorted_unique(np.concatenate(keys)) if keys else np.empty(0, np.int64)
-    # how much the blocks overlap: members shared with another block
+    def shared(members):
+        # share of block memberships whose vertex is in another block too
+        if not members:
+            return 0.0
+        _, inv, cnt = np.unique(np.concatenate(members), return_inverse=True, return_counts=True)
+        return round(float(np.mean(cnt[inv] > 1)), 4)
+
     info = {
         "count": b.count,
         "pool_left": int(pl.size),
         "pool_right": int(pr.size),
         "sizes": sizes,
         "drawn_edges": int(k.size),
+        "shared_members_left": shared(members_l),
+        "shared_members_right": shared(members_r),
     }
     return k, info
 

@@ -1,0 +1,278 @@
+"""Where does iMBEA's search spend more work than ParMBE's?  Counts and times of
+the instrumented searches of benchmarks/_work_kernels.py, one design factor at
+a time, on one CSR graph.
+
+    python benchmarks/work_analysis.py GRAPH.csr [--variants NAME,NAME,...]
+        [--no-engines] [--json OUT.jsonl] [--label TEXT]
+
+A variant is ``FAMILY[:key=value,...]``: family ``imbea`` (bitset rows, Q) or
+``parmbe`` (per-vertex lists, closure), keys as in _work_kernels' docstring
+plus ``side`` (imbea: auto|left|right|other, auto = the engine's choice by sum
+of squared degrees; parmbe: smaller|larger|left|right|other, smaller = the
+engine's) and ``order`` (first-level rank: asc = (degree, id) as both engines,
+desc, random).  Named presets: see ``PRESETS`` (``--variants all``).
+
+Every variant's count and fingerprint are compared with the engines'
+(baselines.imbea.run and baselines.parmbe.run_serial, also timed, unless
+--no-engines; then with the first variant's): a disagreement is printed as
+DISAGREE and the exit status is 1.  Times are one run each, after a JIT
+warm-up on a tiny graph, in this process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+import _work_kernels as WK  # noqa: E402
+
+from baselines import imbea, parmbe  # noqa: E402
+from mbebench.csr import CSRGraph, from_edges, read_csr  # noqa: E402
+
+IMBEA_DEFAULT = {"side": "auto", "order": "asc", "wmode": 0, "check": 0, "buildq": 1, "twin": 1}
+PARMBE_DEFAULT = {"side": "smaller", "order": "asc", "skip": 1}
+
+# name -> variant string; the first of each family is the engine's own setting
+PRESETS = {
+    "I": "imbea",
+    "I-side": "imbea:side=other",
+    "I-desc": "imbea:order=desc",
+    "I-random": "imbea:order=random",
+    "I-twin0": "imbea:twin=0",
+    "I-twin2": "imbea:twin=2",
+    "I-wtask": "imbea:wmode=1",
+    "I-closure": "imbea:check=1,twin=2",
+    "I-closure-twin0": "imbea:check=1,twin=0",
+    "I-closure-noQ'": "imbea:check=1,twin=2,buildq=0",
+    "I-all": "imbea:check=1,twin=2,buildq=0,wmode=1",
+    "I-all-twin0": "imbea:check=1,twin=0,buildq=0,wmode=1",
+    "P": "parmbe",
+    "P-side": "parmbe:side=other",
+    "P-desc": "parmbe:order=desc",
+    "P-random": "parmbe:order=random",
+    "P-skip0": "parmbe:skip=0",
+}
+
+
+def parse_variant(text: str) -> tuple[str, dict]:
+    text = PRESETS.get(text, text)
+    fam, _, rest = text.partition(":")
+    if fam not in ("imbea", "parmbe"):
+        raise ValueError(f"unknown family in {text!r}")
+    spec = dict(IMBEA_DEFAULT if fam == "imbea" else PARMBE_DEFAULT)
+    for kv in filter(None, rest.split(",")):
+        k, _, v = kv.partition("=")
+        if k not in spec:
+            raise ValueError(f"unknown key {k!r} for {fam}")
+        spec[k] = v if k in ("side", "order") else int(v)
+    if fam == "imbea" and spec["check"] == 1 and spec["twin"] == 1:
+        raise ValueError("twin=1 needs check=0 (see _work_kernels)")
+    if fam == "imbea" and spec["check"] == 0 and spec["buildq"] == 0:
+        raise ValueError("check=0 (scan Q) needs buildq=1")
+    return fam, spec
+
+
+def ranks(c_off: np.ndarray, order: str) -> np.ndarray:
+    deg = np.diff(c_off)
+    if order == "asc":
+        o = np.argsort(deg, kind="stable")
+    elif order == "desc":
+        o = np.argsort(-deg, kind="stable")
+    elif order == "random":
+        o = np.random.default_rng(12345).permutation(deg.size)
+    else:
+        raise ValueError(f"order must be asc, desc or random, not {order!r}")
+    r = np.empty(deg.size, np.int64)
+    r[o] = np.arange(deg.size)
+    return r
+
+
+def _arr(a, dt):
+    # a writable copy: memory-mapped (read-only) arrays would be a second numba
+    # signature, compiled inside the first timed run
+    return np.array(a, dtype=dt, copy=True)
+
+
+def cand_side(graph: CSRGraph, fam: str, side: str) -> bool:
+    """True if the candidate / split side is the CSR's left side."""
+    if fam == "imbea":
+        eng = imbea.choose_side(graph) == "left"
+        return {"auto": eng, "other": not eng, "left": True, "right": False}[side]
+    eng = parmbe.choose_side(graph, "smaller")
+    if side == "other":
+        return not eng
+    return parmbe.choose_side(graph, side)
+
+
+def run_variant(graph: CSRGraph, name: str) -> dict:
+    fam, spec = parse_variant(name)
+    left = cand_side(graph, fam, spec["side"])
+    lo, li = _arr(graph.left_offsets, np.int64), _arr(graph.left_indices, np.int32)
+    ro, ri = _arr(graph.right_offsets, np.int64), _arr(graph.right_indices, np.int32)
+    c_off, c_idx, l_off, l_idx = (lo, li, ro, ri) if left else (ro, ri, lo, li)
+    rank = ranks(c_off, spec["order"])
+    ctr = np.zeros(WK.NCTR, np.int64)
+    t0, c0 = time.perf_counter(), time.process_time()
+    order = np.argsort(rank).astype(np.int32)
+    if fam == "imbea":
+        start = WK.start_mask(c_off, c_idx, rank)
+        tasks = order[start[order]]
+        count, fp = WK.imbea_work(
+            c_off, c_idx, l_off, l_idx, left, rank, tasks,
+            spec["wmode"], spec["check"], spec["buildq"], spec["twin"], ctr,
+        )  # fmt: skip
+    else:
+        verts = order[np.diff(c_off)[order] > 0]
+        count, fp = WK.parmbe_work(c_off, c_idx, l_off, l_idx, rank.astype(np.int32), verts, left,
+                                   spec["skip"], ctr)  # fmt: skip
+    secs, cpu = time.perf_counter() - t0, time.process_time() - c0
+    return {
+        "variant": name,
+        "family": fam,
+        "spec": spec,
+        "cand_side": "left" if left else "right",
+        "count": int(count),
+        "fingerprint": f"0x{int(fp):016x}",
+        "seconds": round(secs, 3),
+        "cpu_seconds": round(cpu, 3),
+        "counters": dict(zip(WK.COUNTERS, (int(x) for x in ctr))),
+    }
+
+
+def warm_up() -> None:
+    rng = np.random.default_rng(0)
+    m = rng.random((9, 14)) < 0.4
+    g = from_edges(*np.nonzero(m), 9, 14)
+    for v in PRESETS:
+        run_variant(g, v)
+
+
+def engines(graph: CSRGraph) -> list[dict]:
+    out = []
+    c0 = time.process_time()
+    r = imbea.run(graph)
+    out.append(("engine:imbea", r, r.stats["side"], time.process_time() - c0))
+    c0 = time.process_time()
+    r = parmbe.run_serial(graph)
+    out.append(("engine:parmbe-serial", r, r.stats["side"], time.process_time() - c0))
+    return [
+        {
+            "variant": n,
+            "cand_side": s,
+            "count": int(r.count),
+            "fingerprint": f"0x{int(r.fingerprint):016x}",
+            "seconds": round(r.algo_seconds, 3),
+            # process CPU seconds of the whole call, JIT warm-up (cache load) included
+            "cpu_seconds_call": round(cpu, 3),
+            "stats": {k: v for k, v in r.stats.items() if k != "worker_busy_s"},
+        }
+        for n, r, s, cpu in out
+    ]
+
+
+SHOW = ("nodes", "nonmax", "n2_scan", "local_build", "zero_words", "lprime", "qcheck",
+        "qcheck_q1", "qcheck_max", "expand", "closure", "closure_max", "sort")  # fmt: skip
+
+
+def fmt_row(r: dict) -> str:
+    c = r.get("counters")
+    cpu = r.get("cpu_seconds", r.get("cpu_seconds_call"))
+    cols = [f"{r['variant']:16s}", f"{r['cand_side']:5s}", f"{r['seconds']:8.2f}", f"{cpu:8.2f}"]
+    if c:
+        cols += [f"{c[k] / 1e6:9.1f}" for k in SHOW]
+    return " ".join(cols)
+
+
+MD_COLS = ("nodes", "nonmax", "qcheck", "qcheck_q1", "qcheck_max", "expand", "closure",
+           "closure_max", "zero_words", "n2_scan")  # fmt: skip
+
+
+def markdown(rec: dict) -> str:
+    """One record as a markdown table: seconds, CPU seconds, counters in millions."""
+    head = ["variant", "side", "wall s", "CPU s"] + [f"{c} (M)" for c in MD_COLS]
+    out = ["| " + " | ".join(head) + " |", "|" + "---|" * 2 + "---:|" * (len(head) - 2)]
+    for r in rec["rows"]:
+        c = r.get("counters", {})
+        cpu = r.get("cpu_seconds", r.get("cpu_seconds_call"))
+        vals = [f"{c[k] / 1e6:.1f}" if c else "" for k in MD_COLS]
+        out.append("| " + " | ".join([r["variant"], r["cand_side"], f"{r['seconds']:.2f}",
+                                      f"{cpu:.2f}"] + vals) + " |")  # fmt: skip
+    return "\n".join(out)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("graph", type=Path, nargs="?")
+    ap.add_argument("--table", type=Path, help="print the last record of this JSONL as markdown")
+    ap.add_argument("--variants", default="all")
+    ap.add_argument("--no-engines", action="store_true")
+    ap.add_argument("--json", type=Path)
+    ap.add_argument("--label", default="")
+    a = ap.parse_args(argv)
+    if a.table:
+        print(markdown(json.loads(a.table.read_text().splitlines()[-1])))
+        return 0
+    if a.graph is None:
+        ap.error("give a graph (or --table)")
+    names = list(PRESETS) if a.variants == "all" else a.variants.split(",")
+    for n in names:
+        parse_variant(n)
+    g = read_csr(a.graph)
+    side = a.graph.with_suffix(".json")
+    meta = json.loads(side.read_text()) if side.is_file() else None
+    t = time.perf_counter()
+    warm_up()
+    print(f"# warm-up {time.perf_counter() - t:.1f} s; {a.graph}: |L|={g.n_left} |R|={g.n_right} "
+          f"|E|={g.n_edges}", flush=True)  # fmt: skip
+    print("# variant       cand  seconds  cpu_s   " + " ".join(f"{k[:9]:>9s}" for k in SHOW) + "  (x 1e6)")
+    rows = []
+    ref = None
+    if not a.no_engines:
+        for r in engines(g):
+            rows.append(r)
+            print(fmt_row(r), r["count"], r["fingerprint"], flush=True)
+        ref = (rows[0]["count"], rows[0]["fingerprint"])
+    bad = 0
+    for n in names:
+        r = run_variant(g, n)
+        rows.append(r)
+        if ref is None:
+            ref = (r["count"], r["fingerprint"])
+        ok = (r["count"], r["fingerprint"]) == ref
+        bad += not ok
+        print(fmt_row(r), r["count"], r["fingerprint"], "" if ok else "DISAGREE", flush=True)
+    for r in rows[:2]:
+        if not a.no_engines and (r["count"], r["fingerprint"]) != ref:
+            print("DISAGREE between the engines:", r["variant"], flush=True)
+            bad += 1
+    if a.json:
+        rec = {
+            "graph": str(a.graph),
+            "label": a.label,
+            "graph_meta": meta,
+            "sizes": {"n_left": g.n_left, "n_right": g.n_right, "n_edges": g.n_edges},
+            "host": {"hostname": platform.node(), "cpu_count": os.cpu_count(),
+                     "python": platform.python_version(), "load": os.getloadavg()},
+            "command": " ".join([sys.executable.split("/")[-1]] + sys.argv),
+            "rows": rows,
+            "agree": bad == 0,
+        }  # fmt: skip
+        a.json.parent.mkdir(parents=True, exist_ok=True)
+        with open(a.json, "a") as f:
+            f.write(json.dumps(rec) + "\n")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
