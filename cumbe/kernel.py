@@ -102,14 +102,14 @@ WARP = 32
 MODE_WARP, MODE_BLOCK = 0, 1
 
 # per-group shared int32 slots
-(S_LVL, S_STOP, S_GOT, S_NONMAX, S_NP, S_NO, S_NTW, S_NABS, S_NQ, S_SURV, S_TOT, S_N,
- S_D, S_NB, S_TB, S_DEPTH, S_CAPH, S_QCAP, S_PUB, S_CUR, S_FOUND, S_NNE, S_VIC, S_LEV,
- S_IDX, S_ERR, S_DONE, S_C0, S_C1, S_C2, S_CBW, S_R0, S_R1, S_R2) = range(34)
-S_OFF = 34  # + layout field index
+(S_LVL, S_STOP, S_GOT, S_NONMAX, S_NP, S_NTW, S_NABS, S_NQ, S_SURV, S_TOT, S_N,
+ S_D, S_NB, S_TB, S_DEPTH, S_CAPH, S_QCAP, S_PUB, S_CUR, S_FOUND, S_VIC,
+ S_IDX, S_DONE, S_C0, S_C1, S_C2, S_CBW, S_R0, S_R1, S_R2) = range(30)
+S_OFF = 32  # + layout field index
 NS = S_OFF + _lay.NFIELDS + 1
 # per-group shared int64 slots
-X_R, X_BASE, X_MIN, X_NID, X_VR, X_VBASE, X_MIN2 = range(7)
-NS64 = 8
+X_R, X_BASE, X_MIN, X_NID = range(4)
+NS64 = 4
 # per-group shared uint64 slots
 U_SUML, U_SUMA, U_SUMX = range(3)
 NSU = 4
@@ -606,16 +606,14 @@ def build(rs=True, es=True, ws=True, instr=False, threads=128, cache=True):
 
         @dev
         def steal(ph, pn, pl, ctl, sh, g, gl, me, pprev, phase, kst, stage, idle_at):
-            """Thief: take one published candidate (a level m and an index i of some
-            victim) and copy what it needs into its own arena: the candidates before i
-            (those still to be tried from its point of view) with their level-m list
-            prefixes, L_m as the membership table, and the level's R sums.  Returns
-            True when it got one."""
+            """Thief: find a victim with published candidates left, circularly from this
+            worker's place in the publisher list (the whole group reads the counters at
+            once), and take one: S_VIC and S_IDX name it for steal_node.  False when none
+            is left (this worker is out of work for the stage)."""
             npub = cuda.atomic.add(ctl, (phase, CTL_FIXED + (kst + 2) + stage - 1), 0)
             while True:
                 if gl == 0:
                     sh[g, S_FOUND] = 0x7FFFFFFF
-                    sh[g, S_NNE] = 0
                     sh[g, S_GOT] = 0
                 gsync()
                 cur = sh[g, S_CUR]
@@ -624,7 +622,6 @@ def build(rs=True, es=True, ws=True, instr=False, threads=128, cache=True):
                     w = pl[pprev, (start + off) % npub]
                     if relaxed_load(pn, pprev, w) > 0:
                         cuda.atomic.min(sh, (g, S_FOUND), I32(off))
-                        cuda.atomic.add(sh, (g, S_NNE), 1)
                 gsync()
                 off = sh[g, S_FOUND]
                 if gl == 0:
@@ -1089,7 +1086,6 @@ def build(rs=True, es=True, ws=True, instr=False, threads=128, cache=True):
             oSO = sh[g, S_OFF + K_SO]
             oQ = sh[g, S_OFF + K_Q]
             oPARR = sh[g, S_OFF + K_PARR]
-            oAUX = sh[g, S_OFF + K_AUX]
             oKEY = sh[g, S_OFF + K_KEY]
             oTAG = sh[g, S_OFF + K_TAG]
             oSG = sh[g, S_OFF + K_SG]

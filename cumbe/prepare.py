@@ -44,7 +44,6 @@ def choose_side(graph: CSRGraph, side: str) -> bool:
 @numba.njit(cache=True)
 def _renumber(offU, adjU, offV):
     nU = offU.shape[0] - 1
-    nV = offV.shape[0] - 1
     deg = offU[1:] - offU[:-1]
     # rank = (degree, id): a counting sort by degree, ids in order within a degree
     maxd = 0
