@@ -153,11 +153,11 @@ def run(
             choice = GR.choose(needs, base, nb_max, budget)
         except GR.DoesNotFit as e:
             avail = free if cap is None else min(free, cap)
-            # the margin the planner keeps free counts as used: report what one block needs
-            L.check_memory(e.need + (free - budget if cap is None else avail - budget), avail,
-                           total, label, str(e) + ("" if cap is None else
-                                                   f", under a cap of {_gib(cap)} GiB"))
-            raise  # check_memory raised; kept for safety
+            raise L.DeviceMemoryError(
+                f"{label}: cuMBE needs {e.need} bytes ({e.need / 2**30:.2f} GiB) of device memory "
+                f"for {e}, plus {avail - budget} bytes kept free for the CUDA context; only "
+                f"{L._num(avail)} usable ({L._num(free)} free of {L._num(total)}"
+                f"{'' if cap is None else f', cap {_gib(cap)} GiB'})") from None
     plan = choice.plan
     L.check_memory(choice.bytes, free if cap is None else min(free, cap), total, label,
                    f"{plan.blocks} blocks x {warps} warps, {plan.arena_words} arena words a warp")

@@ -148,3 +148,37 @@ def test_stolen_norS_pieces_count_the_victims_current_branch_as_processed():
     p = _run(["-c", code], {"NUMBA_ENABLE_CUDASIM": "1"}, timeout=600)
     assert p.returncode == 0, p.stderr[-2000:]
     assert json.loads(p.stdout.strip().splitlines()[-1]) == [True, True, True]
+
+
+def test_memory_cap_from_parameter_or_environment(tmp_path):
+    # 0.05 GiB is below the reserve kept for the CUDA context: not even one block fits,
+    # and the error names the graph file and the cap
+    from mbebench.csr import from_edges, write_csr
+
+    path = tmp_path / "g.csr"
+    write_csr(from_edges([0, 0, 1, 2], [0, 1, 1, 2], 3, 3), path)
+    code = (
+        "import json, sys\n"
+        "from cumbe.engine import run\n"
+        "from cumbe.launch import DeviceMemoryError\n"
+        "from mbebench.csr import read_csr\n"
+        "g = read_csr(sys.argv[1])\n"
+        "out = []\n"
+        "for kw in ({'device_memory_gib': 0.05}, {}):\n"
+        "    try:\n"
+        "        r = run(g, threads=32, **kw)\n"
+        "        out.append(['ok', r.count, r.stats['memory_cap_bytes']])\n"
+        "    except DeviceMemoryError as e:\n"
+        "        out.append(['memory', str(e)])\n"
+        "print(json.dumps(out))\n"
+    )
+    env = {"NUMBA_ENABLE_CUDASIM": "1"}
+    p = _run(["-c", code, str(path)], env)
+    assert p.returncode == 0, p.stderr[-2000:]
+    capped, free = json.loads(p.stdout.strip().splitlines()[-1])
+    assert capped[0] == "memory" and str(path) in capped[1] and "cap 0.05 GiB" in capped[1]
+    assert free == ["ok", 3, None]
+    p = _run(["-c", code, str(path)], {**env, "CUMBE_DEVICE_MEMORY_GIB": "0.05"})
+    assert p.returncode == 0, p.stderr[-2000:]
+    both = json.loads(p.stdout.strip().splitlines()[-1])
+    assert [b[0] for b in both] == ["memory", "memory"]

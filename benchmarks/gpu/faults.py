@@ -48,7 +48,7 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 MiB = 2**20
-SIM_PARAMS = dict(threads=32, group=8, sel_group=4)
+SIM_PARAMS = dict(threads=32)
 
 
 # numba.cuda, imported only after --simulate has set NUMBA_ENABLE_CUDASIM; a module
