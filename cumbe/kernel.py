@@ -1352,6 +1352,27 @@ def build(rs=True, es=True, ws=True, instr=False, threads=128, cache=True):
     run_stage_warp = group_fns(MODE_WARP)
     run_stage_block = group_fns(MODE_BLOCK)
 
+    @dev
+    def grid_barrier(lane, phl):
+        """All threads of the grid; a block's warps come from loops of their own."""
+        t = I64(0)
+        block_sync()
+        if INSTR and lane == 0:
+            t = clock()
+        wsync()
+        cuda.cg.this_grid().sync()
+        if INSTR and lane == 0:
+            phl[PH_IDLE] += clock() - t
+
+    @dev
+    def published(ctl, phase, kst, stage, sh, tid):
+        """Did any worker publish in ``stage``?  The same answer in every block: all
+        publishing precedes the grid barrier before it is read."""
+        if tid == 0:
+            sh[NW, S_DONE] = cuda.atomic.add(ctl, (phase, CTL_FIXED + (kst + 2) + stage), 0)
+        block_sync()
+        return sh[NW, S_DONE] != 0
+
     def kernel(offU, adjU, offV, adjV, orig, tasks, prm, arena, arena64, ctl, pool_hdr,
                pool_base, pool_n, pool_list, res, res_fp, err, ph_out, tasks_out):
         b = cuda.blockIdx.x
@@ -1379,57 +1400,33 @@ def build(rs=True, es=True, ws=True, instr=False, threads=128, cache=True):
         nt1 = prm[P_NT1]
         nst = kst if WS else 1
         t_start = I64(0)
-        t_last = I64(0)
         if INSTR and lane == 0:
             t_start = clock()
         bsync()
-        # phase 0: the tasks too big for a warp, one block each (its warps' arenas joined)
-        if nt0 > 0:
+        me = b * NW + warp
+        # phase 0: the tasks too big for a warp, one block each (its warps' arenas joined);
+        # phase 1: every other task, one warp each
+        for phase in range(2):
+            if phase == 0 and nt0 == 0:
+                continue
             for stage in range(1, nst + 1):
                 if stage > 1:
-                    bsync()
-                    if INSTR and lane == 0:
-                        t_last = clock()
-                    wsync()
-                    cuda.cg.this_grid().sync()
-                    if INSTR and lane == 0:
-                        phl[PH_IDLE] += clock() - t_last
-                    if tid == 0:
-                        sh[NW, S_DONE] = cuda.atomic.add(ctl, (0, CTL_FIXED + (kst + 2) + stage - 1), 0)
-                    bsync()
-                    if sh[NW, S_DONE] == 0:
-                        break  # nobody published: nothing is left anywhere
-                run_stage_block(arena, arena64, prm, offU, adjU, offV, adjV, orig, tasks,
-                                pool_hdr, pool_base, pool_n, pool_list, ctl, sh, sh64, shu, NW,
-                                tid, b, 0, stage, nst, aw * NW, nb, 0, nt0, err, phl, acc, accf)
+                    grid_barrier(lane, phl)
+                    if not published(ctl, phase, kst, stage - 1, sh, tid):
+                        break  # nothing is left anywhere: every block leaves together
+                if phase == 0:
+                    run_stage_block(arena, arena64, prm, offU, adjU, offV, adjV, orig, tasks,
+                                    pool_hdr, pool_base, pool_n, pool_list, ctl, sh, sh64, shu,
+                                    NW, tid, b, 0, stage, nst, aw * NW, nb, 0, nt0, err, phl,
+                                    acc, accf)
+                else:
+                    run_stage_warp(arena, arena64, prm, offU, adjU, offV, adjV, orig, tasks,
+                                   pool_hdr, pool_base, pool_n, pool_list, ctl, sh, sh64, shu,
+                                   warp, lane, me, 1, stage, nst, aw, nwk, nt0, nt1, err, phl,
+                                   acc, accf)
                 bsync()
-            bsync()
-            if INSTR and lane == 0:
-                t_last = clock()
-            wsync()
-            cuda.cg.this_grid().sync()  # the warps reuse the same arenas
-            if INSTR and lane == 0:
-                phl[PH_IDLE] += clock() - t_last
-        # phase 1: every other task, one warp each
-        me = b * NW + warp
-        for stage in range(1, nst + 1):
-            if stage > 1:
-                bsync()
-                if INSTR and lane == 0:
-                    t_last = clock()
-                wsync()
-                cuda.cg.this_grid().sync()
-                if INSTR and lane == 0:
-                    phl[PH_IDLE] += clock() - t_last
-                if tid == 0:
-                    sh[NW, S_DONE] = cuda.atomic.add(ctl, (1, CTL_FIXED + (kst + 2) + stage - 1), 0)
-                bsync()
-                if sh[NW, S_DONE] == 0:
-                    break
-            run_stage_warp(arena, arena64, prm, offU, adjU, offV, adjV, orig, tasks, pool_hdr,
-                           pool_base, pool_n, pool_list, ctl, sh, sh64, shu, warp, lane, me, 1,
-                           stage, nst, aw, nwk, nt0, nt1, err, phl, acc, accf)
-            bsync()
+            if phase == 0:
+                grid_barrier(lane, phl)  # the warps reuse the blocks' arenas
         if lane == 0:
             cuda.atomic.add(res, 0, acc[0])
             cuda.atomic.add(res_fp, 0, accf[0])
