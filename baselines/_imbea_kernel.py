@@ -7,6 +7,7 @@ vertices) and ``L`` is a set of vertices of the other side (the *L side*).
 The search is iMBEA (Zhang et al. 2014) run one first-level subtree at a time:
 
 * the first level processes the candidate side in ascending degree order
+  (:func:`mbebench.order.candidate_order`, which also finds the twins)
   (|N(x) ∩ L| with L = the whole L side); the first-level node of ``x`` has
   ``L' = N(x)``, ``Q`` = the candidates before ``x`` in that order and ``P`` =
   those after it, both restricted to the 2-hop neighbourhood N2(x) (vertices
@@ -39,7 +40,7 @@ from numba import njit
 from numba.core import types
 from numba.extending import intrinsic
 
-from mbebench.fingerprint import combine_sides_nb, left_elem_nb, mix_nb, right_elem_nb
+from mbebench.fingerprint import combine_sides_nb, left_elem_nb, right_elem_nb
 
 
 @intrinsic
@@ -76,62 +77,6 @@ def elem_weights(n_left, n_right):
     for v in range(n_right):
         wr[v] = right_elem_nb(v)
     return wl, wr
-
-
-@njit(cache=True)
-def candidate_order(c_off, c_idx):
-    """First-level order and the twin filter.
-
-    Returns ``order`` (candidates by ascending degree, ties by id), ``rank``
-    (inverse of ``order``) and ``start`` (True where the candidate starts a
-    first-level subtree: degree > 0 and no earlier candidate in ``order`` has
-    the same neighbourhood).
-    """
-    n = c_off.size - 1
-    deg = np.empty(n, dtype=np.int64)
-    for v in range(n):
-        deg[v] = c_off[v + 1] - c_off[v]
-    order = np.argsort(deg, kind="mergesort")
-    rank = np.empty(n, dtype=np.int64)
-    for i in range(n):
-        rank[order[i]] = i
-    # twins: group by (degree, neighbourhood hash); compare lists exactly
-    h = np.empty(n, dtype=np.uint64)
-    for v in range(n):
-        s = np.uint64(deg[v])
-        for e in range(c_off[v], c_off[v + 1]):
-            s += mix_nb(np.uint64(c_idx[e]) + np.uint64(0x632BE59BD9B4E019))
-        h[v] = s
-    # sort by hash, then by rank (rank already encodes degree order)
-    key_order = np.argsort(rank)  # == order
-    by_hash = key_order[np.argsort(h[key_order], kind="mergesort")]
-    start = np.empty(n, dtype=np.bool_)
-    for v in range(n):
-        start[v] = deg[v] > 0
-    i = 0
-    while i < n:
-        j = i
-        while j < n and h[by_hash[j]] == h[by_hash[i]]:
-            j += 1
-        # by_hash[i:j] share a hash and are in rank order
-        for a in range(i + 1, j):
-            va = by_hash[a]
-            for b in range(i, a):
-                vb = by_hash[b]
-                if deg[va] != deg[vb]:
-                    continue
-                same = True
-                oa = c_off[va]
-                ob = c_off[vb]
-                for t in range(deg[va]):
-                    if c_idx[oa + t] != c_idx[ob + t]:
-                        same = False
-                        break
-                if same:
-                    start[va] = False
-                    break
-        i = j
-    return order, rank, start
 
 
 # --------------------------------------------------------------------------

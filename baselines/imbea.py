@@ -20,6 +20,7 @@ from baselines import _imbea_kernel as K
 from baselines.imbea_spec import SIDES
 from mbebench.csr import CSRGraph, from_edges
 from mbebench.engine import EngineResult
+from mbebench.order import candidate_order
 
 
 def choose_side(graph: CSRGraph) -> str:
@@ -60,7 +61,7 @@ def prepare(graph: CSRGraph, side: str):
     c_off, c_idx, l_off, l_idx, cand_is_left = _arrays(graph, side)
     w_left, w_right = K.elem_weights(graph.n_left, graph.n_right)
     wc, wl = (w_left, w_right) if cand_is_left else (w_right, w_left)
-    order, rank, start = K.candidate_order(c_off, c_idx)
+    order, rank, start = candidate_order(c_off, c_idx)
     tasks = order[start[order]].astype(np.int32)
     return (c_off, c_idx, l_off, l_idx, wc, wl, cand_is_left, rank), tasks
 

@@ -6,8 +6,8 @@ Everything here is O(|E|) (plus one sort by degree) and runs once per graph:
   "larger id" on the device and every list of the other side V, sorted by the
   new ids, holds v's higher-ranked 2-hop neighbours in one contiguous run;
 * a candidate with the same neighbourhood as a lower-ranked one (a twin) starts
-  no first-level task: every closed set containing it contains the twin, whose
-  task finds it (ParMBE's "killed" rule; no lower-rank scan on the device);
+  no first-level task (:func:`mbebench.order.candidate_order`, shared with iMBEA):
+  this is ParMBE's "killed" rule, so the device never scans lower-ranked vertices;
 * per task: degree ``d``, wedges ``W`` (2-hop paths to the slots the task will
   hold), and from them the arena words it needs (:mod:`cumbe.layout`).
 """
@@ -20,7 +20,7 @@ import numba
 import numpy as np
 
 from mbebench.csr import CSRGraph
-from mbebench.fingerprint import mix_nb
+from mbebench.order import candidate_order
 
 SIDES = ("auto", "smaller", "left", "right")
 
@@ -42,23 +42,11 @@ def choose_side(graph: CSRGraph, side: str) -> bool:
 
 
 @numba.njit(cache=True)
-def _renumber(offU, adjU, offV):
+def _renumber(offU, adjU, offV, order):
+    """The candidate side's CSR in rank order, the other side's lists in ranks, and the
+    position of each edge's candidate end in the other side's list."""
     nU = offU.shape[0] - 1
     deg = offU[1:] - offU[:-1]
-    # rank = (degree, id): a counting sort by degree, ids in order within a degree
-    maxd = 0
-    for u in range(nU):
-        if deg[u] > maxd:
-            maxd = deg[u]
-    start = np.zeros(maxd + 2, np.int64)
-    for u in range(nU):
-        start[deg[u] + 1] += 1
-    for i in range(maxd + 1):
-        start[i + 1] += start[i]
-    order = np.empty(nU, np.int64)
-    for u in range(nU):
-        order[start[deg[u]]] = u
-        start[deg[u]] += 1
     noffU = np.empty(nU + 1, np.int64)
     noffU[0] = 0
     for r in range(nU):
@@ -66,7 +54,7 @@ def _renumber(offU, adjU, offV):
     m = noffU[nU]
     nadjU = np.empty(m, np.int32)
     nadjV = np.empty(m, np.int32)
-    epos = np.empty(m, np.int64)  # position of the edge's U end in the V list
+    epos = np.empty(m, np.int64)
     fill = offV[:-1].copy()
     for r in range(nU):
         u = order[r]
@@ -75,11 +63,11 @@ def _renumber(offU, adjU, offV):
         for i in range(deg[u]):
             y = adjU[s + i]
             nadjU[t + i] = y
-            # rows filled in rank order: every V list comes out sorted by new id
+            # rows filled in rank order: every V list comes out sorted by rank
             nadjV[fill[y]] = r
             epos[t + i] = fill[y] - offV[y]
             fill[y] += 1
-    return noffU, nadjU, nadjV, epos, order.astype(np.int32)
+    return noffU, nadjU, nadjV, epos
 
 
 @numba.njit(cache=True)
@@ -106,54 +94,6 @@ def _wedges(noffU, nadjU, offV, epos):
         w_all[r] = b
         dv[r] = m
     return w_hi, w_all, dv
-
-
-@numba.njit(cache=True)
-def _dominated(noffU, nadjU):
-    """True for a candidate whose neighbourhood equals a lower-ranked one's."""
-    nU = noffU.shape[0] - 1
-    h = np.empty(nU, np.uint64)
-    for r in range(nU):
-        s = np.uint64(noffU[r + 1] - noffU[r])
-        for e in range(noffU[r], noffU[r + 1]):
-            s += mix_nb(np.uint64(nadjU[e]) + np.uint64(0x632BE59BD9B4E019))
-        h[r] = s
-    out = np.zeros(nU, np.bool_)
-    r0 = 0
-    while r0 < nU:
-        # equal degrees form a run of consecutive ranks
-        d0 = noffU[r0 + 1] - noffU[r0]
-        r1 = r0 + 1
-        while r1 < nU and noffU[r1 + 1] - noffU[r1] == d0:
-            r1 += 1
-        if d0 > 0 and r1 - r0 > 1:
-            idx = np.arange(r0, r1)
-            by = idx[np.argsort(h[r0:r1], kind="mergesort")]  # stable: rank order kept
-            i = 0
-            n = r1 - r0
-            while i < n:
-                j = i + 1
-                while j < n and h[by[j]] == h[by[i]]:
-                    j += 1
-                for a in range(i + 1, j):
-                    va = by[a]
-                    for b in range(i, a):
-                        vb = by[b]
-                        if out[vb]:
-                            continue
-                        same = True
-                        oa = noffU[va]
-                        ob = noffU[vb]
-                        for t in range(d0):
-                            if nadjU[oa + t] != nadjU[ob + t]:
-                                same = False
-                                break
-                        if same:
-                            out[va] = True
-                            break
-                i = j
-        r0 = r1
-    return out
 
 
 @dataclass
@@ -193,12 +133,14 @@ def prepare(graph: CSRGraph, side: str = "auto", rs: bool = True) -> Prepared:
     offU = np.ascontiguousarray(offU, dtype=np.int64)
     adjU = np.ascontiguousarray(adjU, dtype=np.int32)
     offV = np.ascontiguousarray(offV, dtype=np.int64)
-    noffU, nadjU, nadjV, epos, orig = _renumber(offU, adjU, offV)
+    order, _, start = candidate_order(offU, adjU)
+    noffU, nadjU, nadjV, epos = _renumber(offU, adjU, offV, order)
+    orig = order.astype(np.int32)
     w_hi, w_all, dv = _wedges(noffU, nadjU, offV, epos)
-    dom = _dominated(noffU, nadjU)
     deg = noffU[1:] - noffU[:-1]
     n_u = deg.shape[0]
-    cand = np.nonzero((deg > 0) & ~dom)[0]
+    starts = start[order]  # by rank
+    cand = np.nonzero(starts)[0]
     wedges = (w_hi if rs else w_all)[cand]
     # largest work first: the long subtrees start early, the small ones fill in
     order = np.argsort(-(wedges + deg[cand]), kind="stable")
@@ -207,4 +149,4 @@ def prepare(graph: CSRGraph, side: str = "auto", rs: bool = True) -> Prepared:
                                                                       np.int64)
     return Prepared(noffU, nadjU, offV, nadjV, orig, cand_left, tasks, deg[tasks].astype(np.int64),
                     wedges[order].astype(np.int64), n_higher, dv[tasks].astype(np.int64),
-                    int(dom[deg > 0].sum()))
+                    int(np.count_nonzero(deg > 0) - cand.size))

@@ -1,0 +1,69 @@
+"""First-level order of the candidate side, shared by the engines that use it.
+
+Candidates are ranked by (degree, id), ascending; a candidate whose neighbourhood
+equals that of an earlier one (a *twin*) starts no first-level subtree: every
+closed set containing it also contains the twin, whose subtree finds it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from mbebench.fingerprint import mix_nb
+
+
+@njit(cache=True)
+def candidate_order(c_off, c_idx):
+    """First-level order and the twin filter.
+
+    Returns ``order`` (candidates by ascending degree, ties by id), ``rank``
+    (inverse of ``order``) and ``start`` (True where the candidate starts a
+    first-level subtree: degree > 0 and no earlier candidate in ``order`` has
+    the same neighbourhood).
+    """
+    n = c_off.size - 1
+    deg = np.empty(n, dtype=np.int64)
+    for v in range(n):
+        deg[v] = c_off[v + 1] - c_off[v]
+    order = np.argsort(deg, kind="mergesort")
+    rank = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        rank[order[i]] = i
+    # twins: group by (degree, neighbourhood hash); compare lists exactly
+    h = np.empty(n, dtype=np.uint64)
+    for v in range(n):
+        s = np.uint64(deg[v])
+        for e in range(c_off[v], c_off[v + 1]):
+            s += mix_nb(np.uint64(c_idx[e]) + np.uint64(0x632BE59BD9B4E019))
+        h[v] = s
+    # sort by hash, then by rank (rank already encodes degree order)
+    key_order = np.argsort(rank)  # == order
+    by_hash = key_order[np.argsort(h[key_order], kind="mergesort")]
+    start = np.empty(n, dtype=np.bool_)
+    for v in range(n):
+        start[v] = deg[v] > 0
+    i = 0
+    while i < n:
+        j = i
+        while j < n and h[by_hash[j]] == h[by_hash[i]]:
+            j += 1
+        # by_hash[i:j] share a hash and are in rank order
+        for a in range(i + 1, j):
+            va = by_hash[a]
+            for b in range(i, a):
+                vb = by_hash[b]
+                if deg[va] != deg[vb]:
+                    continue
+                same = True
+                oa = c_off[va]
+                ob = c_off[vb]
+                for t in range(deg[va]):
+                    if c_idx[oa + t] != c_idx[ob + t]:
+                        same = False
+                        break
+                if same:
+                    start[va] = False
+                    break
+        i = j
+    return order, rank, start
