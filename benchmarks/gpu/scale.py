@@ -83,8 +83,8 @@ def main() -> int:
         from baselines import parmbe
 
         pool = parmbe.ParMBEPool(a.parmbe)
-    items = [(p, int(sd)) for p in a.presets.split(",") if p for sd in a.seeds.split(",")]
-    items += [(m, None) for m in a.mirror.split(",") if m]
+    items = [(m, None) for m in a.mirror.split(",") if m]
+    items += [(p, int(sd)) for p in a.presets.split(",") if p for sd in a.seeds.split(",")]
     for preset, seed in items:
         if True:
             if left() < 30:
