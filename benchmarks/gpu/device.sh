@@ -37,11 +37,11 @@ has after && timeout "${NEW_S:-60}" python3 benchmarks/gpu/verify_and_time.py --
 # 3. the stand-ins against 16-process ParMBE; memory caps on the largest
 PRESETS=$(echo $STANDINS | tr ' ' ',')
 # the real graphs of benchmarks/gpu/README.md
-MIRROR=${MIRROR:-$(for n in brunson_corporate-leadership unicodelang opsahl-ucforum movielens-10m_ut \
+MIRROR=${MIRROR-$(for n in brunson_corporate-leadership unicodelang opsahl-ucforum movielens-10m_ut \
   marvel movielens-10m_ti dbpedia-occupation movielens-10m_ui youtube-groupmemberships edit-nawiki; \
   do printf '.csr/%s.csr,' $n; done)}
 has scale && timeout "${SCALE_S:-300}" python3 benchmarks/gpu/scale.py --out "$OUT/scale" --presets "$PRESETS" \
-  --budget "${SCALE_S:-300}" --parmbe 16 --cap-gib "${CAP:-24,1}" --cap-presets DBLP-author,IMDB-actor \
+  --budget "${SCALE_S:-300}" --parmbe "${PARMBE:-16}" --cap-gib "${CAP:-24,1}" --cap-presets DBLP-author,IMDB-actor \
   --mirror "$MIRROR" > "$OUT/scale.log" 2>&1
 # 4. sweep with the time left
 has sweep && timeout "${SWEEP_S:-40}" python3 benchmarks/gpu/sweep.py "$OUT/sweep" "${SWEEP_S:-40}" \
