@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from test_pipeline import _copy_workflow, snakemake
+from workflow_helpers import copy_workflow as _copy_workflow
+from workflow_helpers import snakemake
 
 pytestmark = pytest.mark.slow
 
