@@ -582,9 +582,9 @@ def speedup_markdown(df: pd.DataFrame) -> str:
                 f"this.**", ""]
     unav = df.attrs.get("unavailable") or {}
     if unav:
-        out += [f"Unavailable (download or convert failed, not run): "
-                + "; ".join(f"{ds} ({why})" for ds, why in unav.items()).replace("|", "\\|"),
-                ""]
+        out += ["Unavailable (download or convert failed, not run):", ""]
+        out += [f"- {ds}: " + why.replace("|", "\\|") for ds, why in unav.items()]
+        out.append("")
     out += [
         "Times: median algorithm seconds over the repeats (spread in speedup.csv). "
         f"Speedup: t(other) / t({df.attrs.get('reference', paper.REFERENCE_LABEL)}). "

@@ -31,6 +31,7 @@ rule export_graph:
     params:
         csr=lambda wc: plan.graph_file(wc.dataset),
     resources:
+        # writing a text graph is CPU work: it must not share the machine with a timed run
         timed_run=1,
     log:
         "logs/export/{dataset}.{fmt}.log",
