@@ -75,7 +75,7 @@ def gpus(nvidia_smi: str | None = None) -> list[dict[str, str]]:
     try:
         res = subprocess.run(
             [exe, "--query-gpu=name,driver_version,memory.total", "--format=csv,noheader"],
-            capture_output=True, text=True, timeout=NVIDIA_SMI_TIMEOUT_S,
+            capture_output=True, text=True, timeout=NVIDIA_SMI_TIMEOUT_S, check=False,
         )
     except (OSError, subprocess.SubprocessError):
         return []

@@ -87,10 +87,8 @@ def _one_line(e: BaseException) -> str:
 
 def child_main(spec: dict[str, Any]) -> dict[str, Any]:
     """Runs inside the child process: load the graph, run the engine ``repeats`` times."""
-    from mbebench.csr import read_csr
+    from mbebench.csr import CSRError, read_csr
     from mbebench.engine import EngineSkipped, call_params, get_engine
-
-    from mbebench.csr import CSRError
 
     try:
         graph = read_csr(spec["graph"])

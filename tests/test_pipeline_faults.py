@@ -9,6 +9,7 @@ overlay (``--configfile``; nested numbers and booleans cannot be given with
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import random
@@ -393,7 +394,8 @@ def test_unavailable_datasets_leave_the_others_their_tables_and_are_retried(tmp_
     assert (test_dir / "results/tables/agreement.txt").is_file()
     assert _summary(work)["unavailable"].isna().all()
     # and a dataset that came back is not done once more
-    assert "Nothing to be done" in (lambda r: r.stdout + r.stderr)(_snakemake(work, "-n"))
+    dry = _snakemake(work, "-n")
+    assert "Nothing to be done" in dry.stdout + dry.stderr
 
 
 def test_a_corrupt_csr_fails_its_run_and_the_next_run_rebuilds_it(tmp_path):
@@ -437,7 +439,7 @@ def test_timed_runs_never_overlap_unless_the_limit_is_relaxed(tmp_path):
         res = _snakemake(work, *extra, env=env)
         spans = sorted(tuple(map(float, ln.split())) for ln in intervals.read_text().splitlines())
         assert len(spans) == 6, spans
-        n = sum(b[0] < a[1] for a, b in zip(spans, spans[1:]))
+        n = sum(b[0] < a[1] for a, b in itertools.pairwise(spans))
         return n, res.stdout + res.stderr
 
     n, out = overlaps(())
