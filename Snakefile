@@ -17,6 +17,11 @@ include: "workflow/rules/engines.smk"
 include: "workflow/rules/aggregate.smk"
 
 
+# Snakemake's own last lines say only that a job failed: name the datasets.
+onerror:
+    print(ingest.failure_summary(METAS, ROWS), file=sys.stderr)
+
+
 rule all:
     default_target: True
     input:

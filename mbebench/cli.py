@@ -9,6 +9,7 @@ rule's log keeps it).  Both exit non-zero.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import signal
 import sys
@@ -42,39 +43,76 @@ def _clean_exit_on_signals(dataset: str) -> None:
 EXPECTED_ERRORS = frozenset({
     "DownloadError", "ArchiveError", "KonectParseError", "KonectMemoryError", "CSRError",
     "ConvertError", "ConvertIOError", "ConvertMemoryError", "ConfigError", "CountMismatchError",
+    "RunNotFinal", "NotAllDatasetsRan",
 })
 
 
 def _cmd_download(a) -> None:
+    from mbebench import ingest
     from mbebench.download import fetch
 
     _clean_exit_on_signals(a.dataset)
-    fetch(
-        a.url,
-        Path(a.out),
-        dataset=a.dataset,
-        sha256=a.sha256 or None,
-        connect_timeout=a.connect_timeout,
-        read_timeout=a.read_timeout,
-        retries=a.retries,
-        **_given(deadline_s=a.deadline, max_member_bytes=_bytes(a.max_member_gib)),
-    )
+    with _recording(a, "download", a.receipt if a.record_unavailable else None,
+                    ingest.DOWNLOAD_ERRORS):
+        info = fetch(
+            a.url,
+            Path(a.out),
+            dataset=a.dataset,
+            sha256=a.sha256 or None,
+            connect_timeout=a.connect_timeout,
+            read_timeout=a.read_timeout,
+            retries=a.retries,
+            **_given(deadline_s=a.deadline, max_member_bytes=_bytes(a.max_member_gib)),
+        )
+        if a.receipt:
+            ingest.write_receipt(a.receipt, info, dataset=a.dataset, retry=a.retry)
 
 
 def _cmd_convert(a) -> None:
+    from mbebench import ingest
     from mbebench.convert import convert
 
     _clean_exit_on_signals(a.dataset)
-    convert(
-        a.dataset,
-        out_csr=Path(a.out_csr),
-        out_meta=Path(a.out_meta),
-        archive=Path(a.archive) if a.archive else None,
-        edges=Path(a.edges) if a.edges else None,
-        sha256=a.sha256 or None,
-        allow_non_bipartite=a.allow_non_bipartite,
-        **_given(max_member_bytes=_bytes(a.max_member_gib)),
-    )
+    if a.receipt:  # the download's outcome: an unavailable archive makes an unavailable graph
+        reason = ingest.unavailable_reason(a.receipt)
+        if reason is not None:
+            print(f"error: {reason}", file=sys.stderr)
+            if not a.record_unavailable:
+                raise SystemExit(1)
+            ingest.write_unavailable(a.out_meta, dataset=a.dataset, step="download",
+                                     reason=reason, retry=a.retry)
+            return
+    with _recording(a, "convert", a.out_meta if a.record_unavailable else None,
+                    ingest.CONVERT_ERRORS):
+        convert(
+            a.dataset,
+            out_csr=Path(a.out_csr),
+            out_meta=Path(a.out_meta),
+            archive=Path(a.archive) if a.archive else None,
+            edges=Path(a.edges) if a.edges else None,
+            sha256=a.sha256 or None,
+            allow_non_bipartite=a.allow_non_bipartite,
+            retry=a.retry,
+            **_given(max_member_bytes=_bytes(a.max_member_gib)),
+        )
+
+
+@contextlib.contextmanager
+def _recording(a, step: str, status_file: str | None, errors):
+    """With a status file, a failure about the dataset (one of ``errors``) is recorded in
+    it as 'unavailable' and the command succeeds (mbebench.ingest); the log keeps the
+    one-line error.  Without one, or for any other exception, the command fails."""
+    from mbebench import ingest
+
+    try:
+        yield
+    except Exception as e:
+        if not status_file or not ingest.is_dataset_error(e, errors):
+            raise
+        reason = " ".join(str(e).split()) or type(e).__name__
+        print(f"error: {reason}", file=sys.stderr)
+        ingest.write_unavailable(status_file, dataset=a.dataset, step=step, reason=reason,
+                                 retry=a.retry)
 
 
 def _given(**kw) -> dict:
@@ -87,7 +125,7 @@ def _bytes(gib: float | None) -> int | None:
 
 
 def _cmd_run(a) -> None:
-    from mbebench import plan, runner
+    from mbebench import atomic, ingest, plan, runner
 
     if a.job:
         job = json.loads(a.job)
@@ -95,24 +133,24 @@ def _cmd_run(a) -> None:
         job = plan.direct_run(a.engine, json.loads(a.params), a.run_id, repeats=a.repeats,
                               timeout_s=a.timeout, simulate=a.simulate,
                               require_gpu=a.require_gpu).job()
-    row = runner.run_and_write(
-        a.out,
-        dataset=a.dataset,
-        run_id=a.run_id,
-        engine=job["engine"],
-        graph=a.graph,
-        params=job["params"],
-        repeats=job["repeats"],
-        timeout_s=job["timeout_s"],
-        env=job["env"] or None,
-        label=job["label"],
-        variant=job["variant"],
-        timed=job["timed"],
-        simulated=bool(job["env"]),
-        entry=job["entry"],
-        command=job["command"],
-        input_path=a.input_file,
-    )
+    what = {"dataset": a.dataset, "run_id": a.run_id, "engine": job["engine"],
+            "params": job["params"], "label": job["label"], "variant": job["variant"],
+            "timed": job["timed"], "repeats": job["repeats"], "timeout_s": job["timeout_s"],
+            "simulated": bool(job["env"]), "entry": job["entry"], "command": job["command"]}
+    reason = ingest.unavailable_reason(a.meta) if a.meta else None
+    if reason is not None:  # nothing to run: the row says why, the tables list it
+        row = runner.unavailable_row(reason=reason, **what)
+        atomic.write_json(a.out, row)
+        print(f"{a.dataset} {a.run_id}: unavailable ({reason})", file=sys.stderr)
+        return
+    try:
+        row = runner.run_and_write(a.out, graph=a.graph, env=job["env"] or None,
+                                   input_path=a.input_file, **what)
+    except runner.RunNotFinal as e:
+        moved = runner.quarantine(e.bad_input) if e.bad_input else None
+        raise runner.RunNotFinal(
+            f"{e}" + (f"; moved it to {moved}: the next run converts the dataset again"
+                      if moved else "") + " (no row written: not a result)") from None
     status = row["status"]
     detail = f"count={row['count']} algo_s={row['algo_s_median']}" if status == "ok" else row["message"]
     print(f"{a.dataset} {a.run_id}: {status} ({detail})", file=sys.stderr)
@@ -131,27 +169,40 @@ def _cmd_export(a) -> None:
     export.write(read_csr(a.graph), a.format, a.out)
 
 
+def _statuses(a) -> tuple[dict, dict]:
+    """(sizes, unavailable datasets and why) from the convert step's meta files."""
+    from mbebench import ingest
+
+    metas = a.meta or []
+    return ingest.graph_sizes(metas), ingest.unavailable_datasets(metas)
+
+
 def _cmd_tables(a) -> None:
     from mbebench import rows, tables
 
-    tables.write_all(rows.load_rows(a.rows), a.datasets, Path(a.out_dir))
+    sizes, unavailable = _statuses(a)
+    tables.write_all(rows.load_rows(a.rows), a.datasets, Path(a.out_dir), meta=sizes,
+                     unavailable=unavailable)
 
 
 def _cmd_check(a) -> None:
     from mbebench import atomic, rows, tables
 
     loaded = rows.load_rows(a.rows)
-    report = tables.agreement_report(loaded)
+    _, unavailable = _statuses(a)
+    report = tables.agreement_report(loaded, unavailable)
     if a.report:
         atomic.write_text(a.report, report)
-    tables.check_agreement(loaded)
+    tables.check_all(loaded, unavailable)
     atomic.write_text(a.out, report)
 
 
 def _cmd_plots(a) -> None:
     from mbebench import plots, rows
 
-    plots.write_all(rows.load_rows(a.rows), a.datasets, Path(a.out_dir))
+    _, unavailable = _statuses(a)
+    plots.write_all(rows.load_rows(a.rows), a.datasets, Path(a.out_dir),
+                    unavailable=unavailable)
 
 
 def _cmd_engines(a) -> None:
@@ -190,6 +241,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="seconds for the whole download, all attempts included (default 7200)")
     d.add_argument("--max-member-gib", type=float,
                    help="refuse archives with a member larger than this (default 16)")
+    d.add_argument("--receipt", help="write a receipt of the download here (JSON)")
+    d.add_argument("--record-unavailable", action="store_true",
+                   help="a failure about the dataset is recorded in --receipt as "
+                   "'unavailable' and the command succeeds")
+    d.add_argument("--retry", help="the pipeline's retry token, kept in the receipt")
     d.set_defaults(func=_cmd_download)
 
     c = sub.add_parser("convert", help="KONECT archive or edge list -> binary CSR")
@@ -205,6 +261,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="refuse archives with a member larger than this (default 16)")
     c.add_argument("--allow-non-bipartite", action="store_true",
                    help="read a '%% sym'/'%% asym' KONECT file's two columns as the two sides")
+    c.add_argument("--receipt", help="the download's receipt: if it says unavailable, so is "
+                   "the graph (recorded in --out-meta)")
+    c.add_argument("--record-unavailable", action="store_true",
+                   help="a failure about the dataset is recorded in --out-meta as "
+                   "'unavailable' and the command succeeds")
+    c.add_argument("--retry", help="the pipeline's retry token, kept in the meta")
     c.set_defaults(func=_cmd_convert)
 
     r = sub.add_parser("run", help="run one engine on one CSR file, write one result row")
@@ -215,6 +277,8 @@ def build_parser() -> argparse.ArgumentParser:
     what.add_argument("--engine", help="a registered engine or 'module:function' (by hand)")
     r.add_argument("--graph", required=True, help="the dataset's CSR file")
     r.add_argument("--input-file", help="the file a command-line engine reads, if not the CSR")
+    r.add_argument("--meta", help="the dataset's convert status (results/csr/<dataset>.json): "
+                   "an unavailable dataset gets an 'unavailable' row and nothing runs")
     r.add_argument("--out", required=True)
     r.add_argument("--params", default="{}", help="with --engine: engine parameters as JSON")
     r.add_argument("--repeats", type=int, default=1)
@@ -235,12 +299,16 @@ def build_parser() -> argparse.ArgumentParser:
     ):
         t = sub.add_parser(name, help=help_)
         t.add_argument("--rows", nargs="+", required=True)
+        t.add_argument("--meta", nargs="*", help="the convert step's meta files: sizes, and "
+                       "which datasets are unavailable and why")
         t.add_argument("--datasets", nargs="+", required=True)
         t.add_argument("--out-dir", required=True)
         t.set_defaults(func=func)
 
-    k = sub.add_parser("check", help="fail when ok runs of a dataset disagree on the count")
+    k = sub.add_parser("check", help="fail when ok runs of a dataset disagree on the count, "
+                       "or when datasets are unavailable")
     k.add_argument("--rows", nargs="+", required=True)
+    k.add_argument("--meta", nargs="*", help="the convert step's meta files")
     k.add_argument("--out", required=True, help="the report, written only when all agree")
     k.add_argument("--report", help="the report, written in any case (the rule's log)")
     k.set_defaults(func=_cmd_check)
@@ -263,8 +331,8 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as e:
         expected = any(c.__name__ in EXPECTED_ERRORS for c in type(e).__mro__)
         text = f"error: {str(e).strip() or type(e).__name__}"
-        if type(e).__name__ == "CountMismatchError":
-            print(text, file=sys.stderr)  # every disagreeing dataset: those lines are the point
+        if type(e).__name__ in ("CountMismatchError", "NotAllDatasetsRan"):
+            print(text, file=sys.stderr)  # a line per dataset: those lines are the point
         else:
             print(text.splitlines()[0], file=sys.stderr)
         if not expected:

@@ -51,8 +51,12 @@ def convert(
     sha256: str | None = None,
     max_member_bytes: int = DEFAULT_MAX_MEMBER_BYTES,
     allow_non_bipartite: bool = False,
+    retry: str | None = None,
 ) -> dict:
     """Convert one dataset; return the meta dict that was written to ``out_meta``.
+
+    The meta says ``"status": "ok"`` and keeps the pipeline's ``retry`` token
+    (:mod:`mbebench.ingest`; a failure is recorded there with status ``unavailable``).
 
     ``source_sha256`` is the SHA-256 of the edge list file itself (the
     ``out.*`` member), so it identifies the graph whatever archive it came in;
@@ -89,6 +93,9 @@ def convert(
     else:
         meta = _convert_file(dataset, Path(edges), Path(edges).name, out_csr, want, parse)
     meta["convert_s"] = round(time.perf_counter() - t0, 4)
+    meta["status"] = "ok"
+    if retry is not None:
+        meta["retry"] = retry
     try:
         with _naming(dataset, f"writing {out_meta}"):
             write_json(out_meta, meta)

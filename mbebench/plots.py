@@ -25,8 +25,10 @@ from matplotlib.ticker import FixedLocator, FormatStrFormatter, NullLocator
 from mbebench import paper
 from mbebench.atomic import atomic_path
 from mbebench.rows import config_key, configs, ordered_datasets, select, status_text
+from mbebench.rows import unavailable as unavailable_in
 
 NO_GPU_TEXT = "no instrumented GPU runs (no CUDA device)"
+SIMULATOR_TEXT = "CUDA simulator on the CPU: simulation seconds, not GPU times"
 NO_PARMBE_TEXT = "no ParMBE runs with per-worker busy times"
 NO_SCALING_TEXT = "no successful ParMBE runs"
 
@@ -114,9 +116,16 @@ def _busy(row: Mapping | None) -> np.ndarray | None:
 
 
 def _no_gpu_text(rows: Sequence[Mapping]) -> str:
-    """The empty-panel text: NO_GPU_TEXT unless instrumented GPU runs failed for another reason."""
+    """The empty-panel text: why there are no instrumented GPU runs to draw (not run at
+    all, none instrumented, no CUDA device, or what else happened to them)."""
+    if not select(rows, engine=REF_ENGINE):
+        return f"{paper.REFERENCE_LABEL} not run (not enabled in the config)"
     instr = select(rows, engine=REF_ENGINE, timed=False)
-    if all(r.get("status") == "skipped" for r in instr):
+    if not instr:
+        return f"no instrumented {paper.REFERENCE_LABEL} runs (instrument: false in the config)"
+    if all(r.get("status") == "unavailable" for r in instr):
+        return "no instrumented GPU runs (datasets unavailable)"
+    if all(r.get("status") in ("skipped", "unavailable") for r in instr):
         return NO_GPU_TEXT
     return "no usable instrumented GPU runs (" + ", ".join(
         sorted({status_text(r).split(":")[0] for r in instr if r.get("status") != "ok"}
@@ -152,6 +161,24 @@ def _rotate(ax) -> None:
         lab.set_rotation_mode("anchor")
 
 
+def _unavailable_note(fig: Figure, unavailable: Mapping[str, str] | None,
+                      result: dict) -> None:
+    """A line per unavailable dataset under the figure, so a figure never hides that a
+    dataset is missing from it (room is kept for them below the axes)."""
+    if not unavailable:
+        return
+    lines = ["Unavailable (download or convert failed, not run):"]
+    for ds, why in unavailable.items():
+        why = " ".join(why.split())
+        lines.append(f"  {ds}: {why[:110] + '…' if len(why) > 111 else why}")
+    height = fig.get_figheight()
+    frac = min(0.4, (len(lines) * 11 + 6) / 72 / height)
+    fig.get_layout_engine().set(rect=(0, frac, 1, 1 - frac))
+    fig.text(0.01, frac - 0.01, "\n".join(lines), ha="left", va="top", fontsize=7, color="0.3")
+    result["unavailable"] = dict(unavailable)
+    result["footer"] = "\n".join(lines)
+
+
 # --------------------------------------------------------------------------- Fig. 6
 
 
@@ -181,7 +208,8 @@ def _boxes(ax, data: list[np.ndarray], positions: list[float], color: str) -> li
     return drawn
 
 
-def workload_plot(rows: Sequence[Mapping], datasets: Sequence[str], out_png, out_pdf) -> dict:
+def workload_plot(rows: Sequence[Mapping], datasets: Sequence[str], out_png, out_pdf,
+                  unavailable: Mapping[str, str] | None = None) -> dict:
     """Fig. 6: per-worker busy time / the run's mean busy time, as min-quartile-max boxes.
 
     Top: cuMBE thread blocks with (variant cuMBE) and without (noWS) work
@@ -196,6 +224,7 @@ def workload_plot(rows: Sequence[Mapping], datasets: Sequence[str], out_png, out
 
     # ---- GPU panel data
     gpu_ds, gpu_data, gpu_first = [], {REF_VARIANT: {}, NO_WS: {}}, {}
+    gpu_simulated = False
     for ds in order:
         got, why = {}, []
         for v in (REF_VARIANT, NO_WS):
@@ -203,6 +232,7 @@ def workload_plot(rows: Sequence[Mapping], datasets: Sequence[str], out_png, out
             gpu_first[ds, v] = first
             if good is not None:
                 got[v] = _busy(good)
+                gpu_simulated |= bool(good.get("simulated"))
             else:
                 why.append(_why_missing(first, f"{REF_ENGINE} {v} instrumented"))
         if got:
@@ -263,8 +293,9 @@ def workload_plot(rows: Sequence[Mapping], datasets: Sequence[str], out_png, out
         text = _no_gpu_text(rows)
         _empty_note(ax_gpu, text)
         result["notes"].append(text)
-    ax_gpu.set_title("cuMBE: busy time per thread block (box: quartiles, whiskers: min/max)",
-                     fontsize=10)
+    ax_gpu.set_title("cuMBE: busy time per thread block (box: quartiles, whiskers: min/max)"
+                     + (f"\n{SIMULATOR_TEXT}" if gpu_simulated else ""), fontsize=10)
+    gpu_info["simulated"] = gpu_simulated
 
     # ---- ParMBE panel
     par_info: dict[str, Any] = {"xlabels": par_ds, "ylabel": ylabel, "series": {},
@@ -287,7 +318,9 @@ def workload_plot(rows: Sequence[Mapping], datasets: Sequence[str], out_png, out
 
     gpu_info["xticklabels"] = _ticklabels(ax_gpu)
     par_info["xticklabels"] = _ticklabels(ax_par)
+    gpu_info["title"] = ax_gpu.get_title()
     result["gpu"], result["parmbe"] = gpu_info, par_info
+    _unavailable_note(fig, unavailable, result)
     result["texts"] = _texts(fig)
     result["paths"] = _save(fig, out_png, out_pdf)
     return result
@@ -317,7 +350,8 @@ def _phases(row: Mapping | None) -> tuple[dict[str, float], list[str]] | None:
     return out, extra
 
 
-def breakdown_plot(rows: Sequence[Mapping], datasets: Sequence[str], out_png, out_pdf) -> dict:
+def breakdown_plot(rows: Sequence[Mapping], datasets: Sequence[str], out_png, out_pdf,
+                   unavailable: Mapping[str, str] | None = None) -> dict:
     """Fig. 7: stacked phase times of cuMBE and its ablations per dataset.
 
     The variants are those of the reference engine's instrumented rows, cuMBE
@@ -339,11 +373,14 @@ def breakdown_plot(rows: Sequence[Mapping], datasets: Sequence[str], out_png, ou
 
     data: dict[str, dict[str, dict[str, float]]] = {}
     first: dict[tuple[str, str], Mapping | None] = {}
+    simulated: set[str] = set()
     for ds in order:
         per_v = {}
         for v in variants:
             good, first[ds, v] = _pick(_instr(rows, ds, v), _phases)
             got = _phases(good)
+            if got is not None and good.get("simulated"):
+                simulated.add(ds)
             if got is None:
                 result["left_out"][f"{ds}/{v}"] = _why_missing(
                     first[ds, v], f"{REF_ENGINE} {v} instrumented")
@@ -363,13 +400,18 @@ def breakdown_plot(rows: Sequence[Mapping], datasets: Sequence[str], out_png, ou
     n_var = max(len(variants), 1)
     fig = _figure(max(8.0, 1.45 * max(len(shown), 1) + 3.5), 5.2)
     ax = fig.subplots()
+    sim = bool(simulated & set(shown))
     title = (f"{REF_VARIANT} execution-time breakdown, each optimisation removed in turn"
-             + (f"\n({', '.join(variants[1:])})" if len(variants) > 1 else ""))
+             + (f"\n({', '.join(variants[1:])})" if len(variants) > 1 else "")
+             + (f"\n{SIMULATOR_TEXT}" if sim else ""))
     ax.set_title(title, fontsize=9)
+    result["title"] = title
+    result["simulated"] = sim
     if not shown:
         text = _no_gpu_text(rows)
         _empty_note(ax, text)
         result["notes"].append(text)
+        _unavailable_note(fig, unavailable, result)
         result["texts"] = _texts(fig)
         result["paths"] = _save(fig, out_png, out_pdf)
         return result
@@ -412,7 +454,8 @@ def breakdown_plot(rows: Sequence[Mapping], datasets: Sequence[str], out_png, ou
     group_labels = []
     for g, ds in enumerate(shown):
         total = sum(data[ds][REF_VARIANT].values())
-        text = f"{ds}\n({REF_VARIANT} = {_fmt_total(total)} s)"
+        text = (f"{ds}\n({REF_VARIANT} = {_fmt_total(total)} s"
+                + (" simulated)" if ds in simulated else ")"))
         group_labels.append(text)
         ax.annotate(text, xy=(g * (n_var + 1) + (n_var - 1) / 2, 0),
                     xycoords=("data", "axes fraction"),
@@ -427,6 +470,7 @@ def breakdown_plot(rows: Sequence[Mapping], datasets: Sequence[str], out_png, ou
               fontsize=8, frameon=False, title="phase")
     result["xticklabels"] = _ticklabels(ax)
     result["legend"] = _legend(ax)
+    _unavailable_note(fig, unavailable, result)
     result["texts"] = _texts(fig)
     result["paths"] = _save(fig, out_png, out_pdf)
     return result
@@ -435,7 +479,8 @@ def breakdown_plot(rows: Sequence[Mapping], datasets: Sequence[str], out_png, ou
 # --------------------------------------------------------------------------- scaling
 
 
-def scaling_plot(rows: Sequence[Mapping], datasets: Sequence[str], out_png, out_pdf) -> dict:
+def scaling_plot(rows: Sequence[Mapping], datasets: Sequence[str], out_png, out_pdf,
+                 unavailable: Mapping[str, str] | None = None) -> dict:
     """ParMBE speedup vs process count, over its own 1-process time (else the smallest count)."""
     rows = list(rows)
     order = ordered_datasets(rows, datasets)
@@ -475,6 +520,7 @@ def scaling_plot(rows: Sequence[Mapping], datasets: Sequence[str], out_png, out_
     if not curves:
         _empty_note(ax, NO_SCALING_TEXT)
         result["notes"].append(NO_SCALING_TEXT)
+        _unavailable_note(fig, unavailable, result)
         result["texts"] = _texts(fig)
         result["paths"] = _save(fig, out_png, out_pdf)
         return result
@@ -523,6 +569,7 @@ def scaling_plot(rows: Sequence[Mapping], datasets: Sequence[str], out_png, out_
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
     result["legend"] = _legend(ax)
     result["xticks"] = [float(x) for x in ax.get_xticks()]
+    _unavailable_note(fig, unavailable, result)
     result["texts"] = _texts(fig)
     result["paths"] = _save(fig, out_png, out_pdf)
     return result
@@ -532,14 +579,18 @@ def scaling_plot(rows: Sequence[Mapping], datasets: Sequence[str], out_png, out_
 
 
 def write_all(rows: Sequence[Mapping], datasets: Sequence[str],
-              out_dir: str | os.PathLike) -> list[Path]:
-    """workload / breakdown / scaling, each as .png and .pdf under out_dir."""
+              out_dir: str | os.PathLike,
+              unavailable: Mapping[str, str] | None = None) -> list[Path]:
+    """workload / breakdown / scaling, each as .png and .pdf under out_dir; the datasets
+    that are unavailable (the rows' and ``unavailable``: dataset -> reason) are listed
+    under each figure."""
     rows = list(rows)
+    unav = {**(unavailable or {}), **unavailable_in(rows)}
     out = Path(out_dir)
     paths: list[Path] = []
     for name, func in (("workload", workload_plot), ("breakdown", breakdown_plot),
                        ("scaling", scaling_plot)):
-        info = func(rows, datasets, out / f"{name}.png", out / f"{name}.pdf")
+        info = func(rows, datasets, out / f"{name}.png", out / f"{name}.pdf", unav)
         paths += info["paths"]
     return paths
 

@@ -25,7 +25,8 @@ from typing import Any
 
 import pandas as pd
 
-STATUSES = ("ok", "timeout", "error", "skipped")
+# unavailable: the dataset's download or convert failed, nothing ran (mbebench.ingest)
+STATUSES = ("ok", "timeout", "error", "skipped", "unavailable")
 REQUIRED_KEYS = ("dataset", "run_id", "engine", "status")
 _FP_RE = re.compile(r"^0x[0-9a-fA-F]{1,16}$")
 
@@ -84,9 +85,10 @@ def validate_row(row: Any, source: str = "<row>") -> dict:
             raise ValueError(
                 f"{source}: 'graph' must hold int n_left, n_right, n_edges, got {graph!r}"
             )
-    stats = row.get("stats")
-    if stats is not None and not isinstance(stats, Mapping):
-        raise ValueError(f"{source}: 'stats' must be an object, got {type(stats).__name__}")
+    for k in ("stats", "env"):
+        v = row.get(k)
+        if v is not None and not isinstance(v, Mapping):
+            raise ValueError(f"{source}: {k!r} must be an object, got {type(v).__name__}")
     return upgrade(dict(row))
 
 
@@ -183,7 +185,17 @@ def status_text(row: Mapping) -> str:
         return f"skipped: {msg}" if msg else "skipped"
     if status == "error":
         return f"error: {msg}" if msg else "error"
+    # the reason is the dataset's, the same for every run: the tables list it once
     return str(status)
+
+
+def unavailable(rows: Iterable[Mapping]) -> dict[str, str]:
+    """dataset -> why it is unavailable (the message of its first ``unavailable`` row)."""
+    out: dict[str, str] = {}
+    for r in rows:
+        if r.get("status") == "unavailable" and r["dataset"] not in out:
+            out[r["dataset"]] = " ".join((r.get("message") or "unavailable").split())
+    return out
 
 
 def graph_meta(rows: Iterable[Mapping]) -> dict[str, dict[str, int]]:

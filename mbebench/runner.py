@@ -10,6 +10,14 @@ A Python engine is called in the child; a command-line engine
 (:mod:`mbebench.command`) is started by it, inside the same process group.
 The row's ``message`` is one line; the child's whole stderr, tracebacks
 included, goes to this process's stderr (the rule's log).
+
+A run that failed because of its input or the machine is not a result: a CSR
+file that is missing or fails its checks, or an engine process killed by a
+signal that neither the engine nor this runner sent (the kernel's OOM killer
+sends SIGKILL).  :func:`run` raises :class:`RunNotFinal` for those and no row
+is written, so Snakemake runs the job again next time (a bad CSR is first
+moved aside by :func:`quarantine`, so that the convert step rebuilds it).
+Timeouts and engine failures stay rows: running them again gives the same.
 """
 
 from __future__ import annotations
@@ -31,10 +39,26 @@ from pathlib import Path
 from typing import Any
 
 from mbebench import atomic
+from mbebench.environment import environment
 from mbebench.fingerprint import to_hex
 
-SCHEMA_VERSION = 2
+# 3: status "unavailable", the "env" field
+SCHEMA_VERSION = 3
 KILL_GRACE_S = 5.0
+# Signals that end an engine process from outside (the OOM killer, an admin, a
+# scheduler); a crash of the engine itself is SIGSEGV, SIGABRT, SIGBUS, ...
+OUTSIDE_SIGNALS = frozenset({signal.SIGKILL, signal.SIGTERM, signal.SIGHUP, signal.SIGINT})
+
+
+class RunNotFinal(RuntimeError):
+    """The run failed because of its input or the machine: no row, the job fails, a rerun redoes it.
+
+    ``bad_input`` is the input file to move aside (:func:`quarantine`), if any.
+    """
+
+    def __init__(self, message: str, bad_input: str | None = None):
+        super().__init__(message)
+        self.bad_input = bad_input
 
 
 def _now() -> str:
@@ -63,11 +87,14 @@ def _one_line(e: BaseException) -> str:
 
 def child_main(spec: dict[str, Any]) -> dict[str, Any]:
     """Runs inside the child process: load the graph, run the engine ``repeats`` times."""
-    from mbebench.csr import read_csr
+    from mbebench.csr import CSRError, read_csr
     from mbebench.engine import EngineSkipped, call_params, get_engine
 
     try:
         graph = read_csr(spec["graph"])
+    except CSRError as e:  # the input, not the engine: not a result (see RunNotFinal)
+        return {"status": "bad_input", "message": str(e).splitlines()[0]}
+    try:
         if spec.get("command"):
             from mbebench import command
 
@@ -172,6 +199,7 @@ def run(
         "repeats": repeats,
         "timeout_s": timeout_s,
         "host": _host(),
+        "env": None,
         "started_at": _now(),
         "count": None,
         "fingerprint": None,
@@ -211,9 +239,20 @@ def run(
         log = err.read_text(errors="replace")
         if log:
             sys.stderr.write(log)
+        killed_by = -proc.returncode if proc.returncode and proc.returncode < 0 else None
         if "status" not in row:
             if out.is_file():
-                row.update(json.loads(out.read_text()))
+                result = json.loads(out.read_text())
+                if result["status"] == "bad_input":
+                    raise RunNotFinal(f"dataset {dataset!r}: {result['message']}",
+                                      bad_input=str(graph))
+                row.update(result)
+            elif killed_by in OUTSIDE_SIGNALS:
+                name = signal.Signals(killed_by).name
+                raise RunNotFinal(
+                    f"dataset {dataset!r} run {run_id}: the engine process was killed by {name}"
+                    " from outside (the OS out of memory, or an admin); not recorded, the next"
+                    " run retries it")
             else:
                 last = next((ln for ln in reversed(log.splitlines()) if ln.strip()), "")
                 row.update(
@@ -223,8 +262,42 @@ def run(
                 )
     if row["algo_s"]:
         row["algo_s_median"] = statistics.median(row["algo_s"])
+    row["env"] = environment()  # after the run: nothing here shares the machine with it
     row["finished_at"] = _now()
     return row
+
+
+def unavailable_row(*, dataset: str, run_id: str, engine: str, params: dict[str, Any],
+                    reason: str, label: str | None = None, variant: str | None = None,
+                    timed: bool = True, repeats: int = 1, timeout_s: float = 3600.0,
+                    simulated: bool = False, entry: str | None = None,
+                    command: list[str] | None = None) -> dict[str, Any]:
+    """The row of a run that could not start because its dataset is unavailable (its
+    download or convert failed; ``reason`` says why).  Nothing is run."""
+    now = _now()
+    return {
+        "schema_version": SCHEMA_VERSION, "dataset": dataset, "run_id": run_id,
+        "engine": engine, "label": label or run_id, "variant": variant, "params": params,
+        "timed": bool(timed), "entry": entry, "command": command, "repeats": repeats,
+        "timeout_s": timeout_s, "host": _host(), "env": environment(), "started_at": now,
+        "status": "unavailable", "message": " ".join(reason.split()), "count": None,
+        "fingerprint": None, "algo_s": [], "wall_s": [], "algo_s_median": None,
+        "compile_s": None, "peak_rss_bytes": None, "graph": None, "stats": {},
+        "simulated": bool(simulated), "finished_at": now,
+    }
+
+
+def quarantine(path: str | os.PathLike) -> Path | None:
+    """Move a bad input file aside to ``<name>.bad`` (kept for a look; replaces an older
+    one), so that the step that makes it runs again.  Returns the new path, or None
+    when there was nothing to move."""
+    path = Path(path)
+    bad = path.with_name(path.name + ".bad")
+    try:
+        os.replace(path, bad)
+    except FileNotFoundError:
+        return None
+    return bad
 
 
 def run_and_write(out: str | os.PathLike, **kwargs) -> dict[str, Any]:

@@ -22,6 +22,7 @@ from typing import Any
 import pandas as pd
 
 from mbebench import atomic, paper
+from mbebench.environment import describe
 from mbebench.rows import (
     Config,
     by_config,
@@ -31,6 +32,7 @@ from mbebench.rows import (
     ordered_datasets,
     status_text,
 )
+from mbebench.rows import unavailable as unavailable_in
 
 MISMATCH = "MISMATCH"
 NOT_RUN = "not run"
@@ -39,6 +41,10 @@ GEOMEAN = "geometric mean"
 
 class CountMismatchError(RuntimeError):
     """Two ok runs of one dataset disagree on the count or the fingerprint."""
+
+
+class NotAllDatasetsRan(RuntimeError):
+    """Some datasets are unavailable (their download or convert failed)."""
 
 
 # --------------------------------------------------------------------------- helpers
@@ -55,10 +61,32 @@ def _density(n_left, n_right, n_edges) -> float:
 
 
 def _meta_for(rows, meta: Mapping | None) -> dict[str, dict[str, int]]:
+    """Sizes per dataset: the CSR metadata (``meta``, known even when no run succeeded),
+    else the rows'."""
     out = graph_meta(rows)
     for ds, m in (meta or {}).items():
         out[ds] = {k: int(m[k]) for k in ("n_left", "n_right", "n_edges")}
     return out
+
+
+def _unavailable(rows, unavailable: Mapping | None) -> dict[str, str]:
+    """dataset -> reason, from the rows and from the convert step's statuses."""
+    out = unavailable_in(rows)
+    out.update((ds, why) for ds, why in (unavailable or {}).items() if ds not in out)
+    return out
+
+
+def _int_column(df: pd.DataFrame, col: str) -> None:
+    """Whole numbers stay whole in the CSV (9, not 9.0); a column holding text (a
+    mismatch's "3 / 4") stays as it is."""
+    vals = [v for v in df[col] if not _missing(v)]
+    if all(isinstance(v, (int, float)) and not isinstance(v, bool) and float(v).is_integer()
+           for v in vals):
+        df[col] = pd.array([None if _missing(v) else int(v) for v in df[col]], dtype="Int64")
+
+
+def _missing(x: Any) -> bool:
+    return x is None or x is pd.NA or (isinstance(x, float) and math.isnan(x))
 
 
 def _agreement(rows_of_ds: Iterable[Mapping]) -> dict[tuple[int, str | None], list[str]]:
@@ -115,6 +143,27 @@ def mismatches(rows: Iterable[Mapping]) -> dict[str, str]:
     return out
 
 
+def check_all(rows: Iterable[Mapping], unavailable: Mapping[str, str] | None = None) -> None:
+    """The pipeline's final check: raise when ok runs of a dataset disagree
+    (CountMismatchError) or when datasets are unavailable (NotAllDatasetsRan).
+
+    The message has one line per dataset after a first line naming them all.
+    """
+    rows = list(rows)
+    unav = _unavailable(rows, unavailable)
+    lines = []
+    if unav:
+        lines.append(f"{len(unav)} dataset(s) unavailable, left out of the tables (the next run "
+                     f"tries them again): {', '.join(unav)}")
+        lines += [f"{ds}: unavailable: {why}" for ds, why in unav.items()]
+    try:
+        check_agreement(rows)
+    except CountMismatchError as e:
+        raise CountMismatchError("\n".join([str(e), *lines])) from None
+    if lines:
+        raise NotAllDatasetsRan("\n".join(lines))
+
+
 def check_agreement(rows: Iterable[Mapping]) -> None:
     """Raise CountMismatchError when ok runs of a dataset disagree.
 
@@ -131,13 +180,18 @@ def check_agreement(rows: Iterable[Mapping]) -> None:
         raise CountMismatchError("\n".join(lines))
 
 
-def agreement_report(rows: Iterable[Mapping]) -> str:
-    """One line per dataset: the count all ok runs agree on, or who said what."""
+def agreement_report(rows: Iterable[Mapping], unavailable: Mapping[str, str] | None = None) -> str:
+    """One line per dataset: the count all ok runs agree on, who said what, or why the
+    dataset is unavailable."""
+    rows = list(rows)
+    unav = _unavailable(rows, unavailable)
     lines = []
-    for ds, rs in _by_dataset(list(rows)).items():
+    for ds, rs in _by_dataset(rows).items():
         groups = _agreement(rs)
         agree = _agrees(groups)
-        if agree is None:
+        if ds in unav:
+            lines.append(f"{ds}: unavailable: {unav[ds]}")
+        elif agree is None:
             lines.append(f"{ds}: no ok run")
         elif agree:
             count, fp = _count_fp(groups)
@@ -145,23 +199,32 @@ def agreement_report(rows: Iterable[Mapping]) -> str:
             lines.append(f"{ds}: {n} ok runs agree: {count} ({fp or 'no fingerprint'})")
         else:
             lines.append(f"{ds}: {MISMATCH}: {_describe_groups(groups)}")
+    with_rows = {r["dataset"] for r in rows}
+    lines += [f"{ds}: unavailable: {why}" for ds, why in unav.items() if ds not in with_rows]
     return "\n".join(lines) + "\n"
 
 
 SIMULATED = "CUDA simulator (no GPU time)"
+SIMULATOR_NOTE = "simulator"
+
+
+def _simulated(row: Mapping | None) -> bool:
+    return row is not None and bool(row.get("simulated")) and row.get("status") == "ok"
 
 
 def _time_cell(row: Mapping | None) -> Any:
-    """Median algo seconds of an ok row; otherwise the status text."""
+    """Median algo seconds of an ok row (a text saying so for a simulator's seconds,
+    which are CPU time of the simulation, not the engine's); otherwise the status text."""
     if row is None:
         return NOT_RUN
     if row.get("status") == "ok":
-        return float(statistics.median(float(x) for x in row.get("algo_s") or []))
+        t = float(statistics.median(float(x) for x in row.get("algo_s") or []))
+        return f"{fmt_seconds(t)} ({SIMULATOR_NOTE})" if _simulated(row) else t
     return status_text(row)
 
 
 def _spread(row: Mapping | None) -> tuple[float, float]:
-    if row is None or row.get("status") != "ok":
+    if row is None or row.get("status") != "ok" or _simulated(row):
         return (math.nan, math.nan)
     algo = [float(x) for x in row.get("algo_s") or []]
     return (min(algo), max(algo))
@@ -182,16 +245,21 @@ def geometric_mean(values: Iterable[float]) -> float:
 
 
 def summary_table(
-    rows: Sequence[Mapping], datasets: Sequence[str], meta: Mapping | None = None
+    rows: Sequence[Mapping], datasets: Sequence[str], meta: Mapping | None = None,
+    unavailable: Mapping[str, str] | None = None,
 ) -> pd.DataFrame:
     """One line per dataset: size, density, count, fingerprint, time per configuration, agreement.
 
-    Time cells hold the median algo seconds (float) of an ok row, or the status
-    text (``skipped: ...``, ``timeout (600 s)``, ``error: ...``, ``not run``).
-    ``agree`` is True/False, or None when the dataset has no ok run.
+    Time cells hold the median algo seconds (float) of an ok row, ``"<s> (simulator)"``
+    for a run in a simulator, or the status text (``skipped: ...``, ``timeout (600 s)``,
+    ``error: ...``, ``unavailable``, ``not run``).  ``agree`` is True/False, or None when
+    the dataset has no ok run; ``unavailable`` holds why a dataset could not run.
+    ``meta``: sizes from the CSR metadata; ``unavailable``: dataset -> reason, besides
+    the rows' own.
     """
     rows = list(rows)
     meta_ = _meta_for(rows, meta)
+    unav = _unavailable(rows, unavailable)
     cfgs = configs(rows)
     idx = by_config(rows)
     by_ds = _by_dataset(rows)
@@ -215,15 +283,25 @@ def summary_table(
             rec[c.label] = _time_cell(idx.get((ds, c.key)))
         rec["agree"] = agree
         rec["mismatch"] = _describe_groups(groups) if agree is False else ""
+        rec["unavailable"] = unav.get(ds, "")
         records.append(rec)
     cols = ["dataset", "|U|", "|V|", "|E|", "density", "count", "fingerprint", *labels,
-            "agree", "mismatch"]
+            "agree", "mismatch", "unavailable"]
     df = pd.DataFrame.from_records(records, columns=cols)
     for c in ("|U|", "|V|", "|E|"):
         df[c] = df[c].astype("Int64")
+    _int_column(df, "count")
     df.attrs["configs"] = labels
     df.attrs["untimed"] = [c.label for c in cfgs if not c.timed]
+    df.attrs["simulated"] = sorted({c.label for c in cfgs for r in rows
+                                    if config_key(r) == c.key and _simulated(r)})
+    df.attrs["environments"] = environments(rows)
     return df
+
+
+def environments(rows: Iterable[Mapping]) -> list[str]:
+    """The distinct machines and software the rows ran on, one line each."""
+    return list(dict.fromkeys(describe(r.get("env")) for r in rows if r.get("env")))
 
 
 # --------------------------------------------------------------------------- formatting
@@ -301,7 +379,7 @@ def summary_markdown(df: pd.DataFrame) -> str:
     labels = df.attrs.get("configs") or [
         c for c in df.columns
         if c not in ("dataset", "|U|", "|V|", "|E|", "density", "count", "fingerprint",
-                     "agree", "mismatch")
+                     "agree", "mismatch", "unavailable")
     ]
     header = ["dataset", "|U|", "|V|", "|E|", "density", "count", "fingerprint",
               *[f"{lab} (s)" for lab in labels], "agree"]
@@ -312,8 +390,9 @@ def summary_markdown(df: pd.DataFrame) -> str:
             [f"**{r['dataset']}**" if bad else r["dataset"], fmt_int(r["|U|"]),
              fmt_int(r["|V|"]), fmt_int(r["|E|"]), fmt_density(r["density"]),
              fmt_int(r["count"]) if not bad else r["count"],
-             r["fingerprint"] if r["fingerprint"] is not None else "–",
-             *[fmt_seconds(r[lab]) for lab in labels], _agree_text(r["agree"])]
+             "–" if _missing(r["fingerprint"]) else r["fingerprint"],
+             *[fmt_seconds(r[lab]) for lab in labels],
+             "unavailable" if r.get("unavailable") else _agree_text(r["agree"])]
         )
     out = ["# Summary of all runs", ""]
     bad_rows = df[df["agree"].apply(lambda a: a is False)]
@@ -326,17 +405,37 @@ def summary_markdown(df: pd.DataFrame) -> str:
         out += [f"- **{r['dataset']}**: " + r["mismatch"].replace("|", "\\|")
                 for _, r in bad_rows.iterrows()]
         out.append("")
+    out += _unavailable_lines(df)
     untimed = df.attrs.get("untimed") or []
+    simulated = df.attrs.get("simulated") or []
     out += [
         "Times: median algorithm seconds over the repeats (no I/O, no JIT compile)."
         + (f" Instrumented builds ({', '.join(untimed)}) count for agreement, "
-           "but their times are not the engines' times." if untimed else ""),
+           "but their times are not the engines' times." if untimed else "")
+        + (f" \"(simulator)\": {', '.join(simulated)} ran in the CUDA simulator on the CPU; "
+           "its seconds are the simulation's, not GPU times." if simulated else ""),
         "Fingerprint: of the runs that compute one (a command-line engine may give only "
         "its count). Density: 2|E| / (|U| |V|).",
         "",
     ]
+    envs = df.attrs.get("environments") or []
+    tail = ["", *[f"Ran on: {e}." for e in envs]] if envs else []
     return "\n".join(out) + "\n" + _md_table(header, body, right=set(range(1, 6)) | {
-        7 + i for i in range(len(labels))})
+        7 + i for i in range(len(labels))}) + "".join(line + "\n" for line in tail)
+
+
+def _unavailable_lines(df: pd.DataFrame) -> list[str]:
+    """The Markdown paragraph listing the unavailable datasets and why."""
+    if "unavailable" not in df.columns:
+        return []
+    unav = [(r["dataset"], r["unavailable"]) for _, r in df.iterrows()
+            if isinstance(r["unavailable"], str) and r["unavailable"]]
+    if not unav:
+        return []
+    out = [f"**{len(unav)} dataset(s) unavailable** (download or convert failed; nothing ran "
+           "on them, the next run tries them again):", ""]
+    out += [f"- **{ds}**: " + why.replace("|", "\\|") for ds, why in unav]
+    return out + [""]
 
 
 def write_summary(df: pd.DataFrame, csv_path, md_path) -> None:
@@ -355,7 +454,8 @@ def _in_table_one(c: Config) -> bool:
 
 
 def speedup_table(
-    rows: Sequence[Mapping], datasets: Sequence[str], meta: Mapping | None = None
+    rows: Sequence[Mapping], datasets: Sequence[str], meta: Mapping | None = None,
+    unavailable: Mapping[str, str] | None = None,
 ) -> pd.DataFrame:
     """The paper's Table I: sizes, #maximal bicliques, times, cuMBE speedups, geometric mean.
 
@@ -366,10 +466,13 @@ def speedup_table(
     speedup columns ``<reference> vs <label>`` are t(other) / t(reference) where
     both are ok, else NaN.  The last line is the geometric mean of each speedup
     column over the datasets where both times exist (``df.attrs["geomean_n"]``
-    says how many).
+    says how many).  A run in a simulator shows :data:`SIMULATED` and no spread;
+    an unavailable dataset's cells say ``unavailable`` and it is listed with its
+    reason (``df.attrs["unavailable"]``).
     """
     rows = [r for r in rows]
     meta_ = _meta_for(rows, meta)
+    unav = _unavailable(rows, unavailable)
     idx = by_config(rows)
     by_ds = _by_dataset(rows)
     shown = [c for c in configs(rows) if _in_table_one(c)]
@@ -399,8 +502,7 @@ def speedup_table(
             row = idx.get((ds, c.key))
             lo, hi = _spread(row)
             # a simulated GPU run has a real count but no GPU time to compare
-            simulated = row is not None and row.get("simulated") and row.get("status") == "ok"
-            rec[f"{c.label} [s]"] = SIMULATED if simulated else _time_cell(row)
+            rec[f"{c.label} [s]"] = SIMULATED if _simulated(row) else _time_cell(row)
             rec[f"{c.label} min [s]"] = lo
             rec[f"{c.label} max [s]"] = hi
         t_ref = rec[f"{ref.label} [s]"]
@@ -427,6 +529,8 @@ def speedup_table(
     df = pd.DataFrame.from_records([*records, geo], columns=cols)
     for c in ("|U|", "|V|", "|E|"):
         df[c] = df[c].astype("Int64")
+    _int_column(df, "maximal bicliques")
+    df.attrs["unavailable"] = {ds: unav[ds] for ds in df["dataset"] if ds in unav}
     df.attrs["timed"] = [c.label for c in timed]
     df.attrs["speedups"] = speed_cols
     df.attrs["reference"] = ref.label
@@ -476,6 +580,11 @@ def speedup_markdown(df: pd.DataFrame) -> str:
         out += [f"**{MISMATCH}: the engines disagree on the number of maximal bicliques of "
                 f"{n_bad} dataset(s); their times are not comparable. The pipeline fails on "
                 f"this.**", ""]
+    unav = df.attrs.get("unavailable") or {}
+    if unav:
+        out += ["Unavailable (download or convert failed, not run):", ""]
+        out += [f"- {ds}: " + why.replace("|", "\\|") for ds, why in unav.items()]
+        out.append("")
     out += [
         "Times: median algorithm seconds over the repeats (spread in speedup.csv). "
         f"Speedup: t(other) / t({df.attrs.get('reference', paper.REFERENCE_LABEL)}). "
@@ -549,6 +658,10 @@ def speedup_latex(df: pd.DataFrame) -> str:
             f"\\multicolumn{{{len(header)}}}{{l}}{{$^\\dagger$ MISMATCH: the engines "
             "disagree on the number of maximal bicliques.} \\\\"
         )
+    unav = df.attrs.get("unavailable") or {}
+    if unav:
+        lines.append(f"\\multicolumn{{{len(header)}}}{{l}}{{Unavailable (not run): "
+                     f"{tex_escape(', '.join(unav))}.}} \\\\")
     lines.append("\\end{tabular}")
     return "\n".join(lines) + "\n"
 
@@ -567,20 +680,22 @@ def write_all(
     datasets: Sequence[str],
     out_dir: str | os.PathLike,
     meta: Mapping | None = None,
+    unavailable: Mapping[str, str] | None = None,
 ) -> list[Path]:
-    """Write summary.{csv,md} and speedup.{csv,md,tex}, mismatches marked (no exception:
-    :func:`check_agreement` is the separate check)."""
+    """Write summary.{csv,md} and speedup.{csv,md,tex}, mismatches and unavailable datasets
+    marked (no exception: :func:`check_all` is the separate check)."""
     rows = list(rows)
     out = Path(out_dir)
     paths = [out / n for n in ("summary.csv", "summary.md", "speedup.csv", "speedup.md",
                                "speedup.tex")]
-    write_summary(summary_table(rows, datasets, meta), paths[0], paths[1])
-    write_speedup(speedup_table(rows, datasets, meta), paths[2], paths[3], paths[4])
+    write_summary(summary_table(rows, datasets, meta, unavailable), paths[0], paths[1])
+    write_speedup(speedup_table(rows, datasets, meta, unavailable), paths[2], paths[3], paths[4])
     return paths
 
 
 __all__ = [
-    "CountMismatchError", "agreement_report", "check_agreement", "mismatches", "summary_table",
+    "CountMismatchError", "NotAllDatasetsRan", "agreement_report", "check_agreement",
+    "check_all", "mismatches", "summary_table",
     "write_summary",
     "speedup_table", "write_speedup", "write_all", "geometric_mean", "tex_escape",
     "fmt_seconds", "fmt_speedup",

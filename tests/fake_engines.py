@@ -30,6 +30,12 @@ def crash(graph, **_):
 
 
 def segfault(graph, **_):
+    # an engine that crashes: SIGSEGV (a bug of the engine, recorded as an error row)
+    os.kill(os.getpid(), signal.SIGSEGV)
+
+
+def oom_killed(graph, **_):
+    # what the kernel's OOM killer does: SIGKILL from outside (not a result, see mbebench.runner)
     os.kill(os.getpid(), signal.SIGKILL)
 
 
@@ -49,3 +55,14 @@ def flaky(graph, **_):
 def sleepy_alone(graph, seconds=60, **_):
     time.sleep(seconds)
     raise AssertionError("should have been killed")
+
+
+def logged(graph, **_):
+    # the oracle, 1 s long, appending "start end" (wall clock) to $MBE_TEST_INTERVALS:
+    # the serialisation test reads back which runs overlapped
+    t0 = time.time()
+    result = oracle(graph)
+    time.sleep(1.0)
+    with open(os.environ["MBE_TEST_INTERVALS"], "a") as f:
+        f.write(f"{t0} {time.time()}\n")
+    return result

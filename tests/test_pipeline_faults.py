@@ -9,9 +9,11 @@ overlay (``--configfile``; nested numbers and booleans cannot be given with
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
@@ -191,7 +193,7 @@ def test_crashing_engine_is_an_error_row_never_a_count(faulty_run):
         assert crash["message"] == "RuntimeError: boom: engine failed"
         killed = rows[(ds, "cumbe-cuMBE")]
         assert killed["status"] == "error" and killed["count"] is None
-        assert killed["message"].startswith("engine process exited with code -9")
+        assert killed["message"].startswith("engine process exited with code -11")
     summary = _summary(work)
     assert summary.loc["hubs", "ParMBE p=1"].startswith("error")
     assert summary.loc["hubs", "cuMBE"].startswith("error")
@@ -316,32 +318,149 @@ def test_unknown_dataset_in_only_is_a_one_line_error(tmp_path):
     assert "Traceback" not in out
 
 
-def test_failed_download_names_the_dataset_and_spares_the_others(tmp_path):
-    overlay = {"only": ["crown-8", "hubs"], "engines": {"repeats": 1, **CPU_ONLY}}
-    work = _workdir(tmp_path, overlay)
-    _snakemake(work, SUMMARY)  # an earlier, complete run
-    earlier = {p: (p.read_bytes(), p.stat().st_mtime_ns)
-               for sub in ("results", "resources") for p in (work / ".test" / sub).rglob("*")
-               if p.is_file()}
-    assert any(p.name == "summary.csv" for p in earlier)
+def _files(work: Path, *subs: str) -> dict[Path, tuple[bytes, int]]:
+    return {p: (p.read_bytes(), p.stat().st_mtime_ns)
+            for sub in subs for p in (work / ".test" / sub).rglob("*") if p.is_file()}
 
-    missing = tmp_path / "mirror" / "download.tsv.gone.tar.bz2"
+
+def test_unavailable_datasets_leave_the_others_their_tables_and_are_retried(tmp_path):
+    overlay = {"only": ["crown-8", "hubs"], "engines": {"repeats": 1, **CPU_ONLY}}
+    work = _workdir(tmp_path / "w", overlay)
+    test_dir = work / ".test"
+    _snakemake(work)  # an earlier, complete run
+    earlier = _files(work, "results/runs", "results/csr", "resources")
+
+    mirror = tmp_path / "mirror"
+    missing = mirror / "download.tsv.gone.tar.bz2"
+    (test_dir / "graphs" / "loop1").symlink_to("loop2")
+    (test_dir / "graphs" / "loop2").symlink_to("loop1")
+    unavailable = ["gone", "lost", "loop"]
     _write_overlay(work, {
-        "only": ["crown-8", "hubs", "gone", "complete-4x5"],
-        "datasets": {"gone": {"url": missing.as_uri()}},
+        "only": ["crown-8", "hubs", *unavailable, "complete-4x5"],
+        "datasets": {"gone": {"url": missing.as_uri()}, "lost": {"path": "graphs/out.lost"},
+                     "loop": {"path": "graphs/loop1"}},
         "engines": {"repeats": 1, **CPU_ONLY},
     })
-    res = _snakemake(work, SUMMARY, "--keep-going", check=False)
+    # no --keep-going: the DAG is built (a missing path: file is no MissingInputException),
+    # every dataset that can run does, the tables are written, and the run still fails
+    res = _snakemake(work, check=False)
     out = res.stdout + res.stderr
     assert res.returncode != 0
-    assert "rule download" in out and "dataset=gone" in out
-    log = (work / ".test/logs/download/gone.log").read_text().strip().splitlines()
-    assert len(log) == 1 and "gone" in log[0] and str(missing) in log[0], log
+    assert "MissingInputException" not in out and "Traceback" not in out
+    assert "Error in rule check_counts" in out
+    tail = out.strip().splitlines()[-10:]  # Snakemake's last lines, then ours
+    for ds in unavailable:
+        assert any(ln.startswith(f"  {ds}: dataset '{ds}': ") for ln in tail), (ds, tail)
+    log = (test_dir / "logs/download/gone.log").read_text().strip().splitlines()
+    assert len(log) == 1 and "'gone'" in log[0] and str(missing) in log[0], log
     assert "Traceback" not in "\n".join(log)
-    assert not (work / ".test/resources/downloads/gone.tar.bz2").exists()
-    # the other new dataset still ran ...
-    assert _rows(work)[("complete-4x5", "imbea")]["status"] == "ok"
-    # ... and everything an earlier run finished is untouched (tables included: they
-    # cannot be redone without the failed dataset, so the old ones stay as they were)
+    assert not (test_dir / "resources/downloads/gone.tar.bz2").exists()
+    rows = _rows(work)
+    for ds, why in (("gone", "no such file"), ("lost", "No such file or directory"),
+                    ("loop", "Too many levels of symbolic links")):
+        row = rows[(ds, "imbea")]
+        assert row["status"] == "unavailable" and row["count"] is None, row
+        assert row["message"].startswith(f"dataset '{ds}': ") and why in row["message"]
+    assert rows[("complete-4x5", "imbea")]["status"] == "ok"  # the new good dataset ran
+    summary = _summary(work)
+    for ds in unavailable:
+        assert summary.loc[ds, "iMBEA"] == "unavailable"
+        assert summary.loc[ds, "unavailable"] == rows[(ds, "imbea")]["message"]
+    md = (test_dir / "results/tables/summary.md").read_text()
+    assert "**3 dataset(s) unavailable**" in md and "- **loop**: dataset 'loop'" in md
+    for name in ("workload", "breakdown", "scaling"):
+        assert (test_dir / f"results/plots/{name}.png").stat().st_size > 0
+    assert not (test_dir / "results/tables/agreement.txt").exists()
+    # everything an earlier run finished is untouched
     for p, (data, mtime) in earlier.items():
         assert p.read_bytes() == data and p.stat().st_mtime_ns == mtime, p
+
+    # the next run tries the unavailable datasets again, and only those
+    dry = _snakemake(work, "-n")
+    assert "Nothing to be done" not in dry.stdout + dry.stderr
+    mirror.mkdir()
+    shutil.copy(test_dir / "konect/download.tsv.crown-8.tar.bz2", missing)
+    shutil.copy(test_dir / "graphs/out.hubs", test_dir / "graphs/out.lost")
+    (test_dir / "graphs/loop1").unlink()
+    shutil.copy(test_dir / "graphs/out.hubs", test_dir / "graphs/loop1")
+    before = _files(work, "results/runs")
+    _snakemake(work)
+    rows = _rows(work)
+    assert all(r["status"] == "ok" for r in rows.values()), rows
+    assert rows[("gone", "imbea")]["count"] == 2**8 - 2
+    for ds in ("crown-8", "hubs", "complete-4x5"):  # not redone
+        p = test_dir / f"results/runs/{ds}/imbea.json"
+        assert p.stat().st_mtime_ns == before[p][1], ds
+    assert (test_dir / "results/tables/agreement.txt").is_file()
+    assert _summary(work)["unavailable"].isna().all()
+    # and a dataset that came back is not done once more
+    dry = _snakemake(work, "-n")
+    assert "Nothing to be done" in dry.stdout + dry.stderr
+
+
+def test_a_corrupt_csr_fails_its_run_and_the_next_run_rebuilds_it(tmp_path):
+    work = _workdir(tmp_path, {"only": ["crown-8"], "engines": {"repeats": 1, **CPU_ONLY}})
+    test_dir = work / ".test"
+    _snakemake(work)
+    csr_file = test_dir / "results/csr/crown-8.csr"
+    good = csr_file.read_bytes()
+    data = bytearray(good)
+    data[-1] ^= 0x01
+    csr_file.write_bytes(bytes(data))
+    # the run that reads it (here: forced) fails; no error row stands for a result
+    res = _snakemake(work, "--forcerun", "run_engine", check=False)
+    out = res.stdout + res.stderr
+    assert res.returncode != 0 and "Error in rule run_engine" in out
+    log = (test_dir / "logs/runs/crown-8/imbea.log").read_text()
+    assert "error: dataset 'crown-8': results/csr/crown-8.csr: CSR checksum mismatch" in log
+    assert not (test_dir / "results/runs/crown-8/imbea.json").exists()
+    assert (test_dir / "results/csr/crown-8.csr.bad").read_bytes() == bytes(data)
+    # the next plain run converts the dataset again and runs it
+    res = _snakemake(work)
+    assert csr_file.read_bytes() == good
+    row = _rows(work)[("crown-8", "imbea")]
+    assert row["status"] == "ok" and row["count"] == 2**8 - 2
+
+
+def test_timed_runs_never_overlap_unless_the_limit_is_relaxed(tmp_path):
+    """profiles/default gives the one timed_run slot; every engine run (and convert) takes it."""
+    intervals = tmp_path / "intervals.txt"
+    env = {**_fake_engine_env(tmp_path, imbea="fake_engines:logged",
+                              parmbe="fake_engines:logged"),
+           "MBE_TEST_INTERVALS": str(intervals)}
+    overlay = {"only": ["crown-8", "hubs"],
+               "engines": {"repeats": 1, "parmbe": {"processes": [1]},
+                           "cumbe": {"enabled": False}}}
+
+    def overlaps(extra: tuple[str, ...]) -> tuple[int, str]:
+        work = _workdir(tmp_path / f"w{len(extra)}", overlay)
+        shutil.copytree(REPO / "profiles" / "default", work / "profiles" / "default")
+        intervals.unlink(missing_ok=True)
+        res = _snakemake(work, *extra, env=env)
+        spans = sorted(tuple(map(float, ln.split())) for ln in intervals.read_text().splitlines())
+        assert len(spans) == 4, spans
+        n = sum(b[0] < a[1] for a, b in itertools.pairwise(spans))
+        return n, res.stdout + res.stderr
+
+    n, out = overlaps(())
+    assert n == 0, out[-3000:]
+    assert "workflow specific profile profiles/default" in out
+    for rule in ("rule run_engine:", "checkpoint convert:"):
+        blocks = [b for b in out.split("\n\n") if rule in b]
+        assert blocks and all("timed_run=1" in b for b in blocks), rule
+    # relaxed as the README says: two at a time on the 2 cores
+    n, _ = overlaps(("--resources", "timed_run=2"))
+    assert n > 0
+
+
+def test_the_slurm_profile_lifts_the_limit_and_still_plans(tmp_path):
+    """profiles/default is read beside --profile profiles/slurm from the repository root; on a
+    cluster the runs keep running side by side (a dry run: no SLURM needed)."""
+    work = _workdir(tmp_path, {"only": ["crown-8"], "engines": {"repeats": 1, **CPU_ONLY}})
+    shutil.copytree(REPO / "profiles", work / "profiles")
+    _snakemake(work, "--until", "convert")  # so that the runs are planned in the dry run
+    res = _snakemake(work, "--profile", "profiles/slurm", "-n")
+    out = res.stdout + res.stderr
+    assert "profiles/slurm and workflow specific profile profiles/default" in out
+    blocks = [b for b in out.split("\n\n") if "rule run_engine:" in b]
+    assert blocks and all("timed_run=0" in b for b in blocks), out[-3000:]

@@ -135,9 +135,54 @@ def test_workload_plot_without_gpu(tmp_path):
 
 def test_workload_plot_nothing_at_all(tmp_path):
     info = plots.workload_plot([], ["A"], tmp_path / "w.png", tmp_path / "w.pdf")
-    assert plots.NO_GPU_TEXT in info["texts"]
+    assert "cuMBE not run (not enabled in the config)" in info["texts"]
+    assert plots.NO_GPU_TEXT not in info["texts"]
     assert plots.NO_PARMBE_TEXT in info["texts"]
     assert (tmp_path / "w.png").stat().st_size > 0
+
+
+@pytest.mark.parametrize("rows, text", [
+    ([], "cuMBE not run (not enabled in the config)"),
+    ([parmbe("A", 1)], "cuMBE not run (not enabled in the config)"),
+    ([cumbe("A", "cuMBE")], "no instrumented cuMBE runs (instrument: false in the config)"),
+    ([cumbe("A", "cuMBE", "skipped", instr=True, message="no CUDA device")], plots.NO_GPU_TEXT),
+])
+def test_the_empty_gpu_panel_says_why_and_blames_no_device_only_when_it_is_so(
+        tmp_path, rows, text):
+    for func in (plots.workload_plot, plots.breakdown_plot):
+        info = func(rows, ["A"], tmp_path / "x.png", tmp_path / "x.pdf")
+        assert text in info["texts"], (func.__name__, info["texts"])
+
+
+def test_simulator_times_are_labelled_as_such(tmp_path):
+    rows = [cumbe("A", v, instr=True, stats={"worker_busy_s": busy(1, 8, 5),
+                                             "phases_s": phases(1.0)}) for v in ("cuMBE", "noWS")]
+    info = plots.breakdown_plot(rows, ["A"], tmp_path / "b.png", tmp_path / "b.pdf")
+    assert not info["simulated"] and plots.SIMULATOR_TEXT not in info["title"]
+    assert info["group_labels"][0].endswith("s)")
+    for r in rows:
+        r["simulated"] = True
+    info = plots.breakdown_plot(rows, ["A"], tmp_path / "b.png", tmp_path / "b.pdf")
+    assert info["simulated"] and plots.SIMULATOR_TEXT in info["title"]
+    assert info["group_labels"][0].endswith("s simulated)")
+    w = plots.workload_plot(rows, ["A"], tmp_path / "w.png", tmp_path / "w.pdf")
+    assert w["gpu"]["simulated"] and plots.SIMULATOR_TEXT in w["gpu"]["title"]
+
+
+def test_every_figure_lists_the_unavailable_datasets(tmp_path):
+    why = "dataset 'Gone': download of file:///m/x.tar.bz2 failed after 1 attempt(s): no such file"
+    rows = scenario() + [parmbe("Gone", 1, "unavailable", message=why)]
+    paths = plots.write_all(rows, DATASETS + ["Gone"], tmp_path, unavailable={"Late": "HTTP 503"})
+    assert len(paths) == 6
+    for func in (plots.workload_plot, plots.breakdown_plot, plots.scaling_plot):
+        info = func(rows, DATASETS + ["Gone"], tmp_path / "x.png", tmp_path / "x.pdf",
+                    {"Gone": why, "Late": "HTTP 503"})
+        assert info["footer"].splitlines() == [
+            "Unavailable (download or convert failed, not run):", f"  Gone: {why}",
+            "  Late: HTTP 503"], func.__name__
+    # nothing unavailable: no footer
+    info = plots.scaling_plot(scenario(), DATASETS, tmp_path / "x.png", tmp_path / "x.pdf")
+    assert "footer" not in info
 
 
 # --------------------------------------------------------------------------- Fig. 7

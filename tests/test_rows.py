@@ -100,8 +100,21 @@ def test_two_files_with_one_configuration_rejected(tmp_path):
 
 
 def test_non_ok_rows_need_no_count():
-    for status in ("timeout", "error", "skipped"):
+    for status in ("timeout", "error", "skipped", "unavailable"):
         validate_row(imbea("A", status))
+
+
+def test_unavailable_rows_say_why_once_per_dataset():
+    from mbebench.rows import unavailable
+
+    rows = [imbea("A", "unavailable", message="HTTP 404\nmore"), parmbe("A", 2, "unavailable",
+            message="HTTP 404"), imbea("B"), imbea("C", "error", message="boom")]
+    assert unavailable(rows) == {"A": "HTTP 404 more"}
+    assert status_text(rows[0]) == "unavailable"  # the cell; the reason is listed once
+    row = imbea("B")
+    row["env"] = "a string"
+    with pytest.raises(ValueError, match="'env' must be an object"):
+        validate_row(row, "r.json")
 
 
 def test_ok_row_without_fingerprint_is_valid():

@@ -61,7 +61,7 @@ def test_timeout_kills_the_whole_process_group(graph_file):
     "engine, status, text",
     [
         ("fake_engines:crash", "error", "RuntimeError: boom: engine failed"),
-        ("fake_engines:segfault", "error", "exited with code -9"),
+        ("fake_engines:segfault", "error", "exited with code -11"),
         ("fake_engines:skip", "skipped", "no CUDA device"),
         ("fake_engines:flaky", "error", "repeats disagree"),
         ("no_such_engine", "error", "unknown engine"),
@@ -75,11 +75,73 @@ def test_failures_become_rows_without_counts(graph_file, engine, status, text):
     assert row["count"] is None and row["fingerprint"] is None
 
 
-def test_bad_graph_file_is_an_error_row(tmp_path):
+def test_bad_graph_file_is_not_a_result(tmp_path):
     bad = tmp_path / "bad.csr"
     bad.write_bytes(b"not a csr file at all" * 10)
-    row = _run(bad, "fake_engines:oracle")
-    assert row["status"] == "error" and "bad.csr" in row["message"]
+    with pytest.raises(runner.RunNotFinal, match=r"dataset 'toy': .*bad\.csr: not an mbe-bench"):
+        _run(bad, "fake_engines:oracle")
+    with pytest.raises(runner.RunNotFinal, match="cannot open CSR file"):
+        _run(tmp_path / "missing.csr", "fake_engines:oracle")
+
+
+def test_a_run_killed_from_outside_is_not_a_result(graph_file):
+    _, path = graph_file
+    with pytest.raises(runner.RunNotFinal, match="killed by SIGKILL from outside"):
+        _run(path, "fake_engines:oom_killed")
+
+
+def _cli_run(graph, out, engine="fake_engines:oracle", *extra):
+    return subprocess.run(
+        ["python", "-m", "mbebench", "run", "--dataset", "toy", "--run-id", "x",
+         "--engine", engine, "--graph", str(graph), "--out", str(out), *extra],
+        capture_output=True, text=True, env={**os.environ, **ENV})
+
+
+def test_cli_corrupt_csr_fails_the_job_and_is_moved_aside_to_be_rebuilt(graph_file, tmp_path):
+    _, path = graph_file
+    data = bytearray(path.read_bytes())
+    data[-1] ^= 0xFF  # one bit flip in the payload: the checksum catches it
+    path.write_bytes(bytes(data))
+    out = tmp_path / "row.json"
+    res = _cli_run(path, out)
+    assert res.returncode != 0 and not out.exists()  # Snakemake sees a failed job, no row
+    last = res.stderr.strip().splitlines()[-1]
+    assert last.startswith("error: dataset 'toy': ") and "checksum mismatch" in last
+    assert f"moved it to {path}.bad" in last and "converts the dataset again" in last
+    assert not path.exists() and path.with_name("g.csr.bad").read_bytes() == bytes(data)
+
+
+def test_cli_oom_killed_run_fails_the_job_without_a_row(graph_file, tmp_path):
+    _, path = graph_file
+    out = tmp_path / "row.json"
+    res = _cli_run(path, out, "fake_engines:oom_killed")
+    assert res.returncode != 0 and not out.exists()
+    assert "killed by SIGKILL" in res.stderr.strip().splitlines()[-1]
+    assert path.exists()  # the input was fine: left alone
+
+
+def test_cli_unavailable_dataset_gets_a_row_and_runs_nothing(tmp_path):
+    meta = tmp_path / "gone.json"
+    meta.write_text(json.dumps({"dataset": "toy", "status": "unavailable", "step": "download",
+                                "reason": "dataset 'toy': HTTP 404", "retry": "0"}))
+    out = tmp_path / "row.json"
+    res = _cli_run(tmp_path / "no.csr", out, "fake_engines:crash", "--meta", str(meta))
+    assert res.returncode == 0, res.stderr
+    row = json.loads(out.read_text())
+    assert (row["status"], row["message"], row["count"]) == (
+        "unavailable", "dataset 'toy': HTTP 404", None)
+    assert row["schema_version"] == runner.SCHEMA_VERSION
+    assert res.stderr.strip() == "toy x: unavailable (dataset 'toy': HTTP 404)"
+
+
+def test_every_row_records_the_environment(graph_file):
+    _, path = graph_file
+    row = _run(path, "fake_engines:oracle")
+    env = row["env"]
+    assert env["cpu_count"] == os.cpu_count() and env["cpu_model"]
+    assert env["numba"] and env["numba_cuda"] and env["numpy"]
+    assert env["python"]
+    assert set(env) >= {"gpu", "gpu_driver", "cuda_driver", "cpus_allowed"}
 
 
 def test_cli_writes_row_atomically_and_reports(graph_file, tmp_path):

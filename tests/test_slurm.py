@@ -48,8 +48,9 @@ STABLE = ["dataset", "|U|", "|V|", "|E|", "count", "fingerprint", "agree"]
 
 def _workdir(dest: Path) -> Path:
     copy_workflow(dest)
-    # only this profile: a profiles/default/ would be picked up by every run
-    shutil.copytree(REPO / "profiles" / "slurm", dest / "profiles" / "slurm")
+    # both profiles, as in the repository root: profiles/default (timed runs one at a time) is
+    # read beside --profile profiles/slurm, which lifts that limit for the cluster's jobs
+    shutil.copytree(REPO / "profiles", dest / "profiles")
     (dest / "overlay.yaml").write_text(yaml.safe_dump(OVERLAY))
     return dest
 

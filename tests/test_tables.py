@@ -67,7 +67,7 @@ def test_summary_table_cells():
     assert list(df.columns[:7]) == ["dataset", "|U|", "|V|", "|E|", "density", "count",
                                     "fingerprint"]
     # one column per configuration, labelled by the rows: plan order, instrumented last
-    cfg_cols = list(df.columns[7:-2])
+    cfg_cols = list(df.columns[7:-3])
     assert cfg_cols == ["iMBEA", "ParMBE p=1", "ParMBE p=2", "ParMBE p=10", "cuMBE",
                         "cuMBE instr", "cuMBE noWS instr"]
     a = _row(df, "Alpha_1")
@@ -323,3 +323,94 @@ def test_tables_read_the_rows_fields_not_their_file_names_or_order():
     for func in (tables.summary_table, tables.speedup_table):
         pd.testing.assert_frame_equal(func(rows, DATASETS), func(renamed, DATASETS))
     assert tables.mismatches(rows) == tables.mismatches(renamed)
+
+
+# --------------------------------------------------------------------------- issue 11
+
+
+def test_sizes_come_from_the_csr_metadata_when_no_run_has_them(tmp_path):
+    rows = [imbea("A", "timeout", timeout_s=60), imbea("B", graph=G["Delta"])]
+    sizes = {"A": {"n_left": 7, "n_right": 8, "n_edges": 9}}
+    tables.write_all(rows, ["A", "B"], tmp_path, meta=sizes)
+    for name in ("summary.csv", "speedup.csv"):
+        df = pd.read_csv(tmp_path / name).set_index("dataset")
+        assert (df.loc["A", "|U|"], df.loc["A", "|V|"], df.loc["A", "|E|"]) == (7, 8, 9), name
+    md = (tmp_path / "summary.md").read_text()
+    assert re.search(r"^\| A \| 7 \| 8 \| 9 \|", md, flags=re.M), md
+
+
+def test_counts_are_whole_numbers_and_fingerprints_never_nan(tmp_path):
+    rows = [imbea("A", algo_s=[1.0], count=9, fingerprint=FP_A), imbea("B", "timeout"),
+            make_row("C", "mine", label="mine", fingerprint=None, count=4)]
+    tables.write_all(rows, ["A", "B", "C"], tmp_path)
+    for name, col in (("summary.csv", "count"), ("speedup.csv", "maximal bicliques")):
+        text = (tmp_path / name).read_text()
+        assert re.search(r"^A,([^,]*,){4}9,", text, flags=re.M), (name, text)
+        assert "9.0" not in text and "4.0" not in text, name
+    md = (tmp_path / "summary.md").read_text()
+    assert "nan" not in md.lower().replace("nanosec", "")
+    c_line = next(ln for ln in md.splitlines() if ln.startswith("| C |"))
+    assert "| 4 | – |" in c_line  # the count, and no fingerprint: a dash, not nan
+
+
+def test_simulator_seconds_say_so_and_are_no_spread():
+    sim = cumbe("Delta", "cuMBE", algo_s=[0.01, 0.03], graph=G["Delta"])
+    sim["simulated"] = True
+    rows = [imbea("Delta", algo_s=[2.0], graph=G["Delta"]), sim]
+    speed = tables.speedup_table(rows, ["Delta"]).set_index("dataset").loc["Delta"]
+    assert speed["cuMBE [s]"] == tables.SIMULATED
+    assert math.isnan(speed["cuMBE min [s]"]) and math.isnan(speed["cuMBE max [s]"])
+    summ = tables.summary_table(rows, ["Delta"])
+    assert _row(summ, "Delta")["cuMBE"] == "0.020 (simulator)"
+    md = tables.summary_markdown(summ)
+    assert "cuMBE ran in the CUDA simulator on the CPU" in md and "not GPU times" in md
+
+
+def test_unavailable_datasets_are_listed_with_their_reason(tmp_path):
+    why = "dataset 'Gone': download of http://x/y.tar.bz2 failed after 3 attempts: HTTP 503"
+    rows = scenario(with_mismatch=False) + [
+        imbea("Gone", "unavailable", message=why), parmbe("Gone", 1, "unavailable", message=why)]
+    extra = {"Late": "dataset 'Late': reading graphs/out.late failed: No such file or directory"}
+    names = [*DATASETS, "Gone", "Late"]
+    tables.write_all(rows, names, tmp_path, unavailable=extra)
+    summary = pd.read_csv(tmp_path / "summary.csv").set_index("dataset")
+    assert summary.loc["Gone", "unavailable"] == why
+    assert summary.loc["Late", "unavailable"] == extra["Late"]
+    assert summary.loc["Gone", "iMBEA"] == "unavailable"
+    assert pd.isna(summary.loc["Alpha_1", "unavailable"])
+    md = (tmp_path / "summary.md").read_text()
+    assert "**2 dataset(s) unavailable**" in md
+    assert f"- **Gone**: {why}" in md and f"- **Late**: {extra['Late']}" in md
+    assert re.search(r"^\| Gone \|.*\| unavailable \|$", md, flags=re.M)
+    speed_md = (tmp_path / "speedup.md").read_text()
+    assert f"- Gone: {why}\n- Late: {extra['Late']}\n" in speed_md
+    assert r"\multicolumn{15}{l}{Unavailable (not run): Gone, Late.}" in (
+        tmp_path / "speedup.tex").read_text()
+    # the geometric mean is over the datasets that ran
+    assert tables.speedup_table(rows, names).attrs["geomean_n"]["cuMBE vs iMBEA"] == 2
+
+
+def test_the_final_check_names_every_unavailable_dataset_on_a_line_of_its_own():
+    rows = scenario(with_mismatch=False) + [imbea("Gone", "unavailable", message="HTTP 404")]
+    tables.check_all(scenario(with_mismatch=False))  # all there: passes
+    with pytest.raises(tables.NotAllDatasetsRan) as e:
+        tables.check_all(rows, {"Late": "no such file"})
+    assert str(e.value).splitlines() == [
+        "2 dataset(s) unavailable, left out of the tables (the next run tries them again): "
+        "Gone, Late", "Gone: unavailable: HTTP 404", "Late: unavailable: no such file"]
+    with pytest.raises(tables.CountMismatchError) as e:  # a mismatch too: both said
+        tables.check_all(scenario() + rows[-1:])
+    assert "Delta" in str(e.value) and "Gone: unavailable: HTTP 404" in str(e.value)
+    report = tables.agreement_report(rows, {"Late": "no such file"})
+    assert "Gone: unavailable: HTTP 404" in report and "Late: unavailable: no such file" in report
+
+
+def test_the_summary_says_where_the_runs_ran():
+    row = imbea("A")
+    row["env"] = {"cpu_model": "Intel Xeon", "cpu_count": 16, "gpu": "NVIDIA H100",
+                  "gpu_driver": "580.1", "cuda_driver": "13.0", "numba": "0.68.1",
+                  "numba_cuda": "0.30.4"}
+    md = tables.summary_markdown(tables.summary_table([row], ["A"]))
+    assert md.rstrip().splitlines()[-1] == (
+        "Ran on: Intel Xeon (16 logical cores); NVIDIA H100 (driver 580.1, CUDA 13.0); "
+        "numba 0.68.1, numba-cuda 0.30.4.")

@@ -1,6 +1,7 @@
 rule tables:
     input:
-        ROWS,
+        rows=ROWS,
+        meta=METAS,
     output:
         report(
             "results/tables/summary.csv",
@@ -22,20 +23,19 @@ rule tables:
     conda:
         "../envs/mbe.yaml"
     shell:
-        "python -m mbebench tables --rows {input:q} --datasets {params.datasets:q}"
-        " --out-dir results/tables 2> {log:q}"
+        "python -m mbebench tables --rows {input.rows:q} --meta {input.meta:q}"
+        " --datasets {params.datasets:q} --out-dir results/tables 2> {log:q}"
 
 
-# Apart from the tables rule, so that tables showing a mismatch stay on disk
-# (Snakemake deletes the outputs of a failed job).  The log keeps the report.
-# Runs after the tables and plots (its input), so that a disagreement fails the
-# pipeline only once the evidence is on disk: a failed job stops Snakemake from
-# starting others, and the tables would not be built.
+# Apart from the tables rule, so that tables showing a mismatch or an unavailable
+# dataset stay on disk (Snakemake deletes the outputs of a failed job).  It fails
+# the run, one line per dataset; the log keeps the whole report.  It waits for
+# the tables and plots: without --keep-going nothing starts after a failed job.
 rule check_counts:
     input:
         rows=ROWS,
-        tables=TABLES,
-        plots=PLOTS,
+        meta=METAS,
+        after=TABLES + PLOTS,
     output:
         CHECK,
     log:
@@ -43,12 +43,14 @@ rule check_counts:
     conda:
         "../envs/mbe.yaml"
     shell:
-        "python -m mbebench check --rows {input.rows:q} --out {output:q} --report {log:q}"
+        "python -m mbebench check --rows {input.rows:q} --meta {input.meta:q}"
+        " --out {output:q} --report {log:q}"
 
 
 rule plots:
     input:
-        ROWS,
+        rows=ROWS,
+        meta=METAS,
     output:
         report(
             "results/plots/workload.png",
@@ -75,5 +77,5 @@ rule plots:
     conda:
         "../envs/mbe.yaml"
     shell:
-        "python -m mbebench plots --rows {input:q} --datasets {params.datasets:q}"
-        " --out-dir results/plots 2> {log:q}"
+        "python -m mbebench plots --rows {input.rows:q} --meta {input.meta:q}"
+        " --datasets {params.datasets:q} --out-dir results/plots 2> {log:q}"

@@ -1,12 +1,14 @@
 import json
 import math
+import os
 import re
 import shlex
+import sys
 
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
-from mbebench import plan
+from mbebench import ingest, plan
 
 
 validate(config, "../schemas/config.schema.yaml")
@@ -35,6 +37,8 @@ PLOTS = expand(
     ext=["png", "pdf"],
 )
 ROWS = plan.planned_rows(DATASETS, RUNS)
+# The convert step's status of every dataset (sizes, or why it is unavailable)
+METAS = expand("results/csr/{dataset}.json", dataset=DATASETS)
 CHECK = "results/tables/agreement.txt"
 
 
@@ -48,15 +52,39 @@ def source(wildcards):
     return plan.dataset_source(config, wildcards.dataset)
 
 
+def receipt(dataset):
+    return f"resources/downloads/{dataset}.json"
+
+
+def archive(dataset):
+    return f"resources/downloads/{dataset}.tar.bz2"
+
+
 def convert_input(wildcards):
+    """The download's receipt, or a path dataset's edge list when it is there: a missing
+    file (or a symlink loop) is the convert step's one-line error, recorded as the
+    dataset being unavailable, not a MissingInputException that stops every dataset."""
     src = source(wildcards)
     if src.kind == "path":
-        return src.location
-    return f"resources/downloads/{wildcards.dataset}.tar.bz2"
+        return [src.location] if os.path.isfile(src.location) else []
+    return receipt(wildcards.dataset)
 
 
-def convert_flag(wildcards):
-    return "--edges" if source(wildcards).kind == "path" else "--archive"
+def convert_source(wildcards):
+    src = source(wildcards)
+    if src.kind == "path":
+        return shlex.join(["--edges", src.location])
+    ds = wildcards.dataset
+    return shlex.join(["--archive", archive(ds), "--receipt", receipt(ds)])
+
+
+def download_retry(wildcards):
+    return ingest.retry_token(receipt(wildcards.dataset))
+
+
+def convert_retry(wildcards):
+    ds = wildcards.dataset
+    return ingest.retry_token(f"results/csr/{ds}.json", need=[plan.graph_file(ds)])
 
 
 def run_spec(wildcards):
@@ -64,12 +92,23 @@ def run_spec(wildcards):
 
 
 def run_input(wildcards):
-    """The CSR, and the text export a command-line engine reads instead."""
+    """The dataset's convert status; the CSR, and the text export a command-line engine
+    reads instead, only when the dataset is available (known once convert has run)."""
     spec = run_spec(wildcards)
-    files = {"csr": plan.graph_file(wildcards.dataset)}
-    if spec.input != "csr":
-        files["export"] = plan.graph_file(wildcards.dataset, spec.input)
+    ds = wildcards.dataset
+    meta = checkpoints.convert.get(dataset=ds).output.meta
+    files = {"meta": meta}
+    if ingest.unavailable_reason(meta) is None:
+        files["csr"] = plan.graph_file(ds)
+        if spec.input != "csr":
+            files["export"] = plan.graph_file(ds, spec.input)
     return files
+
+
+def run_slot(wildcards, input):
+    """The timed_run resource: 1 for a run (the default limit of 1, set in
+    profiles/default, serialises them), 0 for the row of an unavailable dataset."""
+    return 1 if "csr" in input.keys() else 0
 
 
 def run_args(wildcards):

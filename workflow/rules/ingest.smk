@@ -1,9 +1,13 @@
+# A failure about the dataset (download or convert) is recorded in the step's
+# status file instead of failing the job, so the other datasets still reach the
+# tables; the retry param reruns the step next time (mbebench/ingest.py).
 rule download:
     output:
-        archive="resources/downloads/{dataset}.tar.bz2",
-        checksum="resources/downloads/{dataset}.tar.bz2.sha256",
+        receipt="resources/downloads/{dataset}.json",
     params:
         url=lambda wc: source(wc).location,
+        archive=lambda wc: archive(wc.dataset),
+        retry=download_retry,
         sha256=lambda wc: source(wc).sha256 or "",
         connect_timeout=config["download"]["connect_timeout_s"],
         read_timeout=config["download"]["read_timeout_s"],
@@ -16,20 +20,24 @@ rule download:
         "../envs/mbe.yaml"
     shell:
         "python -m mbebench download --dataset {wildcards.dataset:q} --url {params.url:q}"
-        " --sha256 '{params.sha256}' --out {output.archive:q}"
+        " --sha256 '{params.sha256}' --out {params.archive:q}"
+        " --receipt {output.receipt:q} --record-unavailable --retry {params.retry}"
         " --connect-timeout {params.connect_timeout} --read-timeout {params.read_timeout}"
         " --deadline {params.deadline} --retries {params.retries}"
         " --max-member-gib {params.max_member_gib} 2> {log:q}"
 
 
-rule convert:
+# A checkpoint: whether the dataset is available decides what its runs need
+# (common.smk: run_input).  The CSR beside the meta is written only when it is.
+checkpoint convert:
     input:
         convert_input,
     output:
-        csr="results/csr/{dataset}.csr",
         meta="results/csr/{dataset}.json",
     params:
-        flag=convert_flag,
+        source=convert_source,
+        csr=lambda wc: plan.graph_file(wc.dataset),
+        retry=convert_retry,
         # the archive's checksum was checked by the download; a path's is checked here
         sha256=lambda wc: (source(wc).sha256 or "") if source(wc).kind == "path" else "",
         non_bipartite=lambda wc: (
@@ -38,11 +46,15 @@ rule convert:
             else ""
         ),
         max_member_gib=config["konect"]["max_member_gib"],
+    resources:
+        # a conversion is CPU work: it must not share the machine with a timed run
+        timed_run=1,
     log:
         "logs/convert/{dataset}.log",
     conda:
         "../envs/mbe.yaml"
     shell:
-        "python -m mbebench convert --dataset {wildcards.dataset:q} {params.flag} {input:q}"
+        "python -m mbebench convert --dataset {wildcards.dataset:q} {params.source}"
         " --sha256 '{params.sha256}' --max-member-gib {params.max_member_gib}"
-        " {params.non_bipartite} --out-csr {output.csr:q} --out-meta {output.meta:q} 2> {log:q}"
+        " {params.non_bipartite} --out-csr {params.csr:q} --out-meta {output.meta:q}"
+        " --record-unavailable --retry {params.retry} 2> {log:q}"

@@ -1,0 +1,68 @@
+"""benchmarks/device-pipeline: the one-command device run of the real pipeline.  What can be
+checked without the GPU machine: the script parses, its config plans the intended runs, and
+the kernel builds it warms are the ones the plan runs (so no run compiles while timed)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+import yaml
+
+from mbebench import plan
+
+REPO = Path(__file__).resolve().parents[1]
+HERE = REPO / "benchmarks" / "device-pipeline"
+
+
+def _config() -> dict:
+    from snakemake.utils import validate
+
+    cfg = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    over = yaml.safe_load((HERE / "overrides.yaml").read_text())
+    for key, val in over.items():
+        if isinstance(val, dict):
+            merged = dict(cfg.get(key) or {})
+            for k, v in val.items():
+                merged[k] = {**merged.get(k, {}), **v} if isinstance(v, dict) else v
+            cfg[key] = merged
+        else:
+            cfg[key] = val
+    validate(cfg, str(REPO / "workflow" / "schemas" / "config.schema.yaml"))
+    return cfg
+
+
+def test_the_script_parses():
+    subprocess.run(["bash", "-n", str(HERE / "run.sh")], check=True)
+
+
+def test_the_device_config_plans_every_engine_once_per_dataset_within_the_budget():
+    cfg = _config()
+    runs = plan.plan_runs(cfg, cores=16)
+    assert sorted(runs) == sorted([
+        "imbea", "parmbe-p1", "parmbe-p16",
+        *[f"cumbe-{v}{s}" for v in ("cuMBE", "noRS", "noES", "noWS") for s in ("", "-instr")]])
+    assert all(r.repeats == 1 and r.timeout_s == 120 for r in runs.values() if r.timed)
+    datasets = plan.selected_datasets(cfg)
+    assert len(datasets) == 13  # the 5 the mirror lacks become 'unavailable' rows
+    assert len(plan.planned_rows(datasets, runs)) == 13 * 11
+
+
+def test_the_warmed_kernel_builds_are_the_planned_ones():
+    runs = plan.plan_runs(_config(), cores=16)
+    planned = {f"{r.params['variant']}{'-instr' if r.params['instrument'] else ''}:"
+               f"{r.params['threads']}" for r in runs.values() if r.engine == "cumbe"}
+    script = (HERE / "run.sh").read_text()
+    warm = script.split("benchmarks/gpu/warm.py --jobs", 1)[1].split(">", 1)[0]
+    assert set(re.findall(r"\b\w+(?:-instr)?:\d+", warm)) == planned
+
+
+def test_the_script_carries_what_it_installs():
+    script = (HERE / "run.sh").read_text()
+    for folder in (".whl", ".whl-smk", ".mirror"):
+        assert f"{folder}/" in script, folder
+    readme = (HERE / "README.md").read_text()
+    assert 'carry [".whl", ".whl-smk", ".mirror"]' in readme
+    # pulp is not carried: the greedy scheduler does not need it
+    assert "--scheduler greedy" in script
