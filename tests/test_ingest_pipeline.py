@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from workflow_helpers import copy_workflow as _copy_workflow
+from workflow_helpers import copy_workflow
 from workflow_helpers import snakemake
 
 pytestmark = pytest.mark.slow
