@@ -18,7 +18,7 @@ from cumbe import grid as GR
 from cumbe import launch as L
 from cumbe import layout
 from cumbe.prepare import prepare
-from cumbe.spec import ABLATIONS
+from cumbe.variants import ABLATIONS
 from mbebench.csr import CSRGraph
 from mbebench.engine import EngineResult, EngineSkipped
 

@@ -24,7 +24,7 @@ import sys
 import time
 import warnings
 
-from cumbe.spec import VARIANTS
+from cumbe.variants import VARIANTS
 
 
 def case_params(case: int, vi: int, variant: str, blocks: int, threads: int) -> dict:
@@ -43,7 +43,7 @@ def block_arena(graph, params: dict) -> int:
     """Warp arena words that push the largest task(s) onto a whole block."""
     from cumbe import layout
     from cumbe.prepare import prepare
-    from cumbe.spec import ABLATIONS
+    from cumbe.variants import ABLATIONS
 
     rs = ABLATIONS[params["variant"]][0]
     prep = prepare(graph, params["side"], rs)

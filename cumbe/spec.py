@@ -9,15 +9,7 @@ from __future__ import annotations
 
 from mbebench.spec import EngineSpec, Param
 
-# The paper's variant and its ablations: variant -> (reverse scanning, early stop,
-# work stealing).  The first one is cuMBE itself.
-ABLATIONS: dict[str, tuple[bool, bool, bool]] = {
-    "cuMBE": (True, True, True),
-    "noRS": (False, True, True),
-    "noES": (True, False, True),
-    "noWS": (True, True, False),
-}
-VARIANTS: tuple[str, ...] = tuple(ABLATIONS)
+from cumbe.variants import ABLATIONS, VARIANTS
 # candidate side: auto (larger sum of squared degrees), smaller (the paper's rule), left, right
 SIDES: tuple[str, ...] = ("auto", "smaller", "left", "right")
 WARP = 32

@@ -23,7 +23,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import jsonschema
 
 # Run options any engine section may hold next to its parameters.
 RUN_OPTIONS: dict[str, dict] = {
@@ -135,6 +134,8 @@ class Param:
 
     def check(self, value: Any, where: str) -> Any:
         """``value`` if valid for this parameter (ints given as 5.0 become 5), else ConfigError."""
+        import jsonschema  # only config checks need it: engines import this module too
+
         errors = sorted(jsonschema.Draft202012Validator(self.value_schema()).iter_errors(value),
                         key=lambda e: e.path)
         if errors or (self.type is float and isinstance(value, float) and not math.isfinite(value)):
@@ -240,6 +241,8 @@ class EngineSpec:
                     f"{', '.join(p.name for p in self.params) or 'none'}; run options: "
                     f"{', '.join(self.run_options())})"
                 )
+        import jsonschema
+
         validator = jsonschema.Draft202012Validator(self.section_schema())
         for err in sorted(validator.iter_errors(dict(section)), key=lambda e: list(e.path)):
             key = ".".join(str(x) for x in err.path)
@@ -351,7 +354,7 @@ def _slug(value: Any) -> str:
     return _SLUG.sub("_", text).strip("_") or "_"
 
 
-def _why(err: jsonschema.ValidationError) -> str:
+def _why(err) -> str:
     # one value or a list of values (a sweep): explain the form the config used
     if err.validator == "anyOf" and err.context:
         branch = 1 if isinstance(err.instance, list) else 0
