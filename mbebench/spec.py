@@ -91,7 +91,10 @@ class Param:
     fit_cores: bool = False  # values above the machine's core count are dropped
     aliases: tuple[str, ...] = ()  # older config names of this key
 
-    def __post_init__(self):
+    def check_default(self) -> None:
+        """The default passes the parameter's own limits (checked by the tests and by the
+        config loader, not at import: engines import their specs on machines without the
+        config machinery, e.g. the GPU image without jsonschema)."""
         if self.default is not REQUIRED:
             for v in self.sweep(self.default):
                 self.check(v, f"default of {self.name}")
@@ -262,6 +265,8 @@ class EngineSpec:
         """The complete parameters of one run: defaults filled in, unknown keys and bad
         values refused."""
         where = where or f"engine {self.name}"
+        for p in self.params:
+            p.check_default()
         out = {}
         known = {p.name for p in self.params}
         unknown = [k for k in params if k not in known]

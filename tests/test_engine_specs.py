@@ -91,6 +91,15 @@ def test_the_plan_checks_a_section_against_the_specs_generated_schema(name):
                 plan.plan_runs(_config(**{name: {p.name: value}}), cores=64)
 
 
+@pytest.mark.parametrize("name", NAMES)
+def test_every_default_passes_its_own_limits(name):
+    for p in engine.get_spec(name).params:
+        p.check_default()
+    bad = Param("x", int, 0, minimum=1)
+    with pytest.raises(ConfigError, match="default of x"):
+        bad.check_default()
+
+
 def test_cuda_threads_limits_are_the_engines():
     """The old schema allowed 1024 threads, which the engine refused: an error row per run."""
     threads = engine.get_spec("cumbe").param("threads")
