@@ -240,12 +240,18 @@ _CACHE: dict = {}
 MAX_THREADS = 512
 
 
+def _os_env(name: str) -> bool:
+    import os
+
+    return os.environ.get(name, "") not in ("", "0")
+
+
 def build(rs=True, es=True, ws=True, instr=False, threads=128, cache=True):
     """The kernel for one variant and block size (memoised)."""
-    key = (bool(rs), bool(es), bool(ws), bool(instr), int(threads))
+    key = (bool(rs), bool(es), bool(ws), bool(instr), int(threads), _os_env("CUMBE_NOINLINE"))
     if key in _CACHE:
         return _CACHE[key]
-    RS, ES, WS, INSTR, THREADS = key
+    RS, ES, WS, INSTR, THREADS, _ = key
     if THREADS % WARP or not WARP <= THREADS <= MAX_THREADS:
         raise ValueError(f"threads must be a multiple of {WARP} in {WARP}..{MAX_THREADS}")
     NW = THREADS // WARP
@@ -280,7 +286,9 @@ def build(rs=True, es=True, ws=True, instr=False, threads=128, cache=True):
                                    or max(1, 1024 // THREADS))
         if os.environ.get("CUMBE_LINEINFO"):
             jit_kw["lineinfo"] = True
-    dev = cuda.jit(device=True, **({} if SIM else {"forceinline": True}))
+    # (CUMBE_NOINLINE=1: debugging only, so that compute-sanitizer names device functions)
+    inline = not SIM and not _os_env("CUMBE_NOINLINE")
+    dev = cuda.jit(device=True, **({"forceinline": True} if inline else {}))
 
     @dev
     def elem_u(u, cand_left):
@@ -1409,7 +1417,12 @@ def build(rs=True, es=True, ws=True, instr=False, threads=128, cache=True):
         for phase in range(2):
             if phase == 0 and nt0 == 0:
                 continue
-            for stage in range(1, nst + 1):
+            # Block-wide tasks run without stealing: on an H100, stealing between blocks
+            # faulted (an out-of-bounds read of the graph, with grids of 2 to 1056 blocks,
+            # k = 2; docs/gpu.md, open questions), and these tasks only exist when memory
+            # is short.  Warps steal from each other as before.
+            nstp = 1 if phase == 0 else nst
+            for stage in range(1, nstp + 1):
                 if stage > 1:
                     grid_barrier(lane, phl)
                     if not published(ctl, phase, kst, stage - 1, sh, tid):
@@ -1417,7 +1430,7 @@ def build(rs=True, es=True, ws=True, instr=False, threads=128, cache=True):
                 if phase == 0:
                     run_stage_block(arena, arena64, prm, offU, adjU, offV, adjV, orig, tasks,
                                     pool_hdr, pool_base, pool_n, pool_list, ctl, sh, sh64, shu,
-                                    NW, tid, b, 0, stage, nst, aw * NW, nb, 0, nt0, err, phl,
+                                    NW, tid, b, 0, stage, nstp, aw * NW, nb, 0, nt0, err, phl,
                                     acc, accf)
                 else:
                     run_stage_warp(arena, arena64, prm, offU, adjU, offV, adjV, orig, tasks,
