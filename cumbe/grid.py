@@ -6,9 +6,17 @@ warps' arenas are contiguous and join into one.  In order of preference:
 
 1. every task fits a warp arena, with the largest grid: ``arena_words`` = the
    largest need (no memory wasted beyond it);
-2. the largest grid with the largest warp arena that memory allows; tasks above
+2. otherwise the grid with the most workers for the largest tasks: every task
+   on a warp with fewer blocks (``blocks x warps`` workers), unless block-wide
+   tasks keep more blocks than that (3. or 4.);
+3. the largest grid with the largest warp arena that memory allows; tasks above
    it run block-wide (each block's arena is ``warps x arena_words``);
-3. fewer blocks, so that a block's arena holds the largest task.
+4. fewer blocks, so that a block's arena holds the largest task.
+
+Ties go to warps because a block-wide task runs alone on its block, without
+stealing: on an H100, Marvel with its 32 largest tasks run block-wide
+took 0.114 s against 0.040 s with every task on a warp, and with 512 block-wide
+tasks the kernel faulted (benchmarks/gpu/rounds/7-block-wide; docs/gpu.md).
 
 If not even one block can hold the largest task, the run cannot fit:
 :class:`cumbe.launch.DeviceMemoryError`.
@@ -64,6 +72,25 @@ def choose(needs: np.ndarray, base: B.Plan, max_blocks: int, budget_bytes: int) 
     plan = replace(base, blocks=max_blocks, arena_words=maxneed)
     if B.nbytes(plan) <= budget_bytes:
         return GridChoice(plan, 0, "", budget_bytes, B.nbytes(plan))
+    warp_only = _most_blocks(base, maxneed, max_blocks, budget_bytes)
+    try:
+        wide = _block_wide(needs, base, max_blocks, budget_bytes, maxneed)
+    except DoesNotFit:
+        if warp_only < 1:
+            raise
+        wide = None
+    if warp_only >= 1 and (wide is None or warp_only * warps >= wide.plan.blocks):
+        plan = replace(base, blocks=warp_only, arena_words=maxneed)
+        return GridChoice(plan, 0,
+                          f"device memory: {warp_only} of {max_blocks} blocks, so that every "
+                          f"warp's arena holds the largest task ({maxneed} words)", budget_bytes,
+                          B.nbytes(plan))
+    return wide
+
+
+def _block_wide(needs: np.ndarray, base: B.Plan, max_blocks: int, budget_bytes: int,
+                maxneed: int) -> GridChoice:
+    warps = base.warps
     aw = _max_arena(replace(base, blocks=max_blocks), budget_bytes)
     if aw >= 2 and aw * warps >= maxneed:
         plan = replace(base, blocks=max_blocks, arena_words=aw)
@@ -73,13 +100,7 @@ def choose(needs: np.ndarray, base: B.Plan, max_blocks: int, budget_bytes: int) 
                           f"block-wide", budget_bytes, B.nbytes(plan))
     aw = -(-maxneed // warps)
     aw += aw & 1
-    nb = max_blocks
-    while nb >= 1 and B.nbytes(replace(base, blocks=nb, arena_words=aw)) > budget_bytes:
-        # nbytes is linear in blocks: jump close, then step
-        per_block = B.nbytes(replace(base, blocks=2, arena_words=aw)) - B.nbytes(
-            replace(base, blocks=1, arena_words=aw))
-        over = B.nbytes(replace(base, blocks=nb, arena_words=aw)) - budget_bytes
-        nb -= max(1, -(-over // max(per_block, 1)))
+    nb = _most_blocks(base, aw, max_blocks, budget_bytes)
     if nb < 1:
         need = B.nbytes(replace(base, blocks=1, arena_words=aw))
         raise DoesNotFit(f"one block of {warps} warps (the largest task needs {maxneed} arena "
@@ -89,3 +110,15 @@ def choose(needs: np.ndarray, base: B.Plan, max_blocks: int, budget_bytes: int) 
     return GridChoice(plan, nblock,
                       f"device memory: {nb} of {max_blocks} blocks, so that a block's arena "
                       f"holds the largest task ({maxneed} words)", budget_bytes, B.nbytes(plan))
+
+
+def _most_blocks(base: B.Plan, aw: int, max_blocks: int, budget_bytes: int) -> int:
+    """The most blocks (<= max_blocks) whose arenas of ``aw`` words fit; 0 if not even one."""
+    nb = max_blocks
+    while nb >= 1 and B.nbytes(replace(base, blocks=nb, arena_words=aw)) > budget_bytes:
+        # nbytes is linear in blocks: jump close, then step
+        per_block = B.nbytes(replace(base, blocks=2, arena_words=aw)) - B.nbytes(
+            replace(base, blocks=1, arena_words=aw))
+        over = B.nbytes(replace(base, blocks=nb, arena_words=aw)) - budget_bytes
+        nb -= max(1, -(-over // max(per_block, 1)))
+    return max(nb, 0)

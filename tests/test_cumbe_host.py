@@ -141,15 +141,18 @@ def test_grid_all_tasks_fit_warps():
     assert c.reason == "" and c.bytes == B.nbytes(c.plan) <= 10**9
 
 
-def test_grid_big_tasks_run_block_wide():
+def test_grid_keeps_every_task_on_a_warp_with_fewer_blocks():
+    # 100 blocks with 3,000-word warp arenas (the largest task block-wide) or 30 blocks whose
+    # warps hold 10,000 words: 120 warps for the largest tasks against 100 blocks -> warps
     needs = np.array([10_000, 3_000, 500, 10])
     budget = B.nbytes(replace(BASE, blocks=100, arena_words=3_000))
     c = GR.choose(needs, BASE, 100, budget)
-    assert c.plan.blocks == 100
-    assert 2_500 <= c.plan.arena_words <= 3_000 and c.bytes <= budget
-    assert c.block_tasks == int((needs > c.plan.arena_words).sum()) >= 1
-    assert c.plan.arena_words * c.plan.warps >= needs.max()
-    assert "block-wide" in c.reason
+    assert c.block_tasks == 0 and c.plan.arena_words == 10_000
+    assert c.plan.blocks == GR._most_blocks(BASE, 10_000, 100, budget)
+    assert 25 <= c.plan.blocks < 100 and c.plan.blocks * c.plan.warps >= 100
+    assert c.bytes <= budget and "every warp" in c.reason
+    # one block more would not fit
+    assert B.nbytes(replace(c.plan, blocks=c.plan.blocks + 1)) > budget
 
 
 def test_grid_shrinks_when_a_block_cannot_hold_the_largest_task():
@@ -158,7 +161,9 @@ def test_grid_shrinks_when_a_block_cannot_hold_the_largest_task():
     c = GR.choose(needs, BASE, 100, budget)
     assert 1 <= c.plan.blocks <= 7 and c.plan.arena_words * 4 >= 400_000
     assert c.bytes <= budget and "device memory" in c.reason
-    assert c.block_tasks == 1
+    # block-wide: 7 blocks for the largest task, against 1 block (4 warps) with every task
+    # on a warp
+    assert c.block_tasks == 1 and c.plan.blocks > 4
 
 
 def test_grid_refuses_when_one_block_cannot_fit():

@@ -10,6 +10,11 @@
 # Everything lands under $OUT: results.tar.gz (tables, plots, report, rows, logs), summary.md,
 # speedup.md, snakemake.log, versions.txt; a short summary is printed last.
 #
+# The device stops a command at 600 s, and the whole run takes longer (88 runs, one at a time,
+# each paying a few seconds of process and CUDA start).  Call it again at once with RESUME=1,
+# while the machine is still warm: it goes on in the same work folder where the first call
+# stopped (a machine that was given back meanwhile starts afresh, as without RESUME).
+#
 # Rehearsal without a GPU (cuMBE rows become 'skipped'), e.g. with a Python 3.12 that has
 # numba and numba-cuda:  PYTHON=/tmp/devimg/bin/python OUT=/tmp/out bash benchmarks/device-pipeline/run.sh
 set -u
@@ -22,12 +27,18 @@ WORK=${WORK:-/tmp/mbe-pipeline}
 BUDGET_S=${BUDGET_S:-560}        # the device's limit per command is 600 s
 mkdir -p "$OUT"
 elapsed() { echo $(( $(date +%s) - T0 )); }
+RESUMED=""
+if [ "${RESUME:-0}" = 1 ] && [ -f "$WORK/mirror.yaml" ] && [ -d "$SITE" ]; then
+  RESUMED=1
+fi
 
+if [ -z "$RESUMED" ]; then
 # 1. packages: the carried wheels shadow the image's (PYTHONPATH first), the repo by PYTHONPATH;
 #    rules call `python`, which some images lack: a shim to this interpreter
 "$PY" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
   --target "$SITE" .whl/*.whl .whl-smk/*.whl > "$OUT/pip.log" 2>&1 \
   || { tail -20 "$OUT/pip.log"; echo "run.sh: installing the carried wheels failed"; exit 1; }
+fi
 # (a wrapper, not a symlink: a venv's python finds its packages from the path it was started
 # by; in a fresh folder, so that nothing is ever written through an old link)
 BIN=$(mktemp -d /tmp/mbe-bin.XXXXXX)
@@ -52,6 +63,9 @@ PY
 { nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 \
     || echo "no nvidia-smi"; grep -m1 "model name" /proc/cpuinfo; nproc; } >> "$OUT/versions.txt"
 
+SMK=(python -m snakemake --directory "$WORK" --scheduler greedy --rerun-incomplete
+     --configfile "$REPO/benchmarks/device-pipeline/overrides.yaml" "$WORK/mirror.yaml")
+if [ -z "$RESUMED" ]; then
 # 2. the work folder: the repo's config, the mirror as konect.base_url
 if [ -e "$WORK" ] && [ ! -f "$WORK/mirror.yaml" ]; then
   echo "run.sh: $WORK exists and is not an earlier work folder of this script; set WORK"; exit 1
@@ -59,8 +73,6 @@ fi
 rm -rf "$WORK" && mkdir -p "$WORK/config"
 cp config/config.yaml "$WORK/config/config.yaml"
 printf 'konect:\n  base_url: "file://%s/.mirror/"\n' "$REPO" > "$WORK/mirror.yaml"
-SMK=(python -m snakemake --directory "$WORK" --scheduler greedy
-     --configfile "$REPO/benchmarks/device-pipeline/overrides.yaml" "$WORK/mirror.yaml")
 
 # 3. downloads and conversions while the GPU kernels compile into numba's cache (8 builds,
 #    ~30 s each on one core; warm.py compiles them side by side): no timed run is going yet
@@ -72,6 +84,9 @@ fi
 "${SMK[@]}" --cores all --until convert > "$OUT/snakemake.log" 2>&1
 [ -n "${WARM:-}" ] && wait "$WARM"
 echo "ingest and warm-up done at $(elapsed) s" >> "$OUT/snakemake.log"
+else
+  echo "resumed in $WORK" > "$OUT/snakemake.log"
+fi
 
 # 4. the pipeline; what is left of the budget, less a minute for the report and the archive
 LEFT=$(( BUDGET_S - $(elapsed) - 60 ))
