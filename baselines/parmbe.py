@@ -54,6 +54,8 @@ from baselines.parmbe_spec import SIDES
 from mbebench.csr import CSRGraph, from_edges, read_csr, write_csr
 from mbebench.engine import EngineResult
 
+# Seconds terminate() waits for the pool to stop before it sends SIGKILL to the workers.
+TERMINATE_GRACE_S = 5.0
 DEFAULT_SPLIT_THRESHOLD = 2048
 DEFAULT_MAX_SPLIT = 64
 # Tasks per process.  The order (most expensive first) already keeps the end
@@ -369,6 +371,7 @@ class ParMBEPool:
         )
         self.threads = ThreadPoolExecutor(self.processes, thread_name_prefix="parmbe-plan")
         self._broken = False
+        self._terminated = False
         self.max_task_s = 0.0
         self.pids: list[int] = []
         self.compile_times: list[float] = []
@@ -403,11 +406,32 @@ class ParMBEPool:
         self.compile_s = max(self.compile_times)
 
     # -- lifetime --
-    def terminate(self) -> None:
-        self._broken = True
-        self.threads.shutdown(wait=False)
-        self._pool.terminate()
-        self._pool.join()
+    def terminate(self, grace_s: float | None = None) -> None:
+        """Stop the workers now (SIGTERM); any still there after ``grace_s`` get SIGKILL.
+
+        multiprocessing's ``Pool.terminate`` takes its queues' locks, and a worker
+        that dies holding one can leave it waiting for ever: a Ctrl-C that does not
+        end the run is worse than a worker killed without its goodbye.
+        """
+        if self._terminated:
+            return
+        self._terminated = self._broken = True
+        grace = TERMINATE_GRACE_S if grace_s is None else float(grace_s)
+        self.threads.shutdown(wait=False, cancel_futures=True)
+        workers = [w for w in list(self._pool._pool) if w.pid is not None]
+
+        def stop() -> None:
+            self._pool.terminate()
+            self._pool.join()
+
+        stopper = threading.Thread(target=stop, name="parmbe-terminate", daemon=True)
+        stopper.start()
+        stopper.join(grace)
+        if stopper.is_alive():
+            for w in workers + [w for w in list(self._pool._pool) if w.pid is not None]:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(w.pid, signal.SIGKILL)
+            stopper.join(grace)  # a daemon: if the pool's threads still hang, exit without them
 
     def close(self) -> None:
         if self._broken:

@@ -9,8 +9,26 @@ import os
 import re
 import shutil
 import tempfile
+import threading
 from collections.abc import Iterator
 from pathlib import Path
+
+_UMASK_LOCK = threading.Lock()
+
+
+def current_umask() -> int:
+    """The process's umask, read without changing it where Linux allows."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    with _UMASK_LOCK:  # elsewhere the only way is to set it and set it back
+        mask = os.umask(0o022)
+        os.umask(mask)
+    return mask
 
 
 @contextlib.contextmanager
@@ -18,6 +36,8 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     """Yield a temporary path beside ``path``; rename it over ``path`` on success.
 
     On any exception the temporary file is removed and ``path`` is untouched.
+    The file gets the mode a plain ``open`` would give it (0666 less the umask),
+    not ``mkstemp``'s 0600, so that a group can read shared results.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -28,6 +48,7 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
         yield tmp
         with open(tmp, "rb") as f:
             os.fsync(f.fileno())
+        os.chmod(tmp, 0o666 & ~current_umask())
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)

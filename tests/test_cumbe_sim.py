@@ -182,3 +182,21 @@ def test_memory_cap_from_parameter_or_environment(tmp_path):
     assert p.returncode == 0, p.stderr[-2000:]
     both = json.loads(p.stdout.strip().splitlines()[-1])
     assert [b[0] for b in both] == ["memory", "memory"]
+
+
+@pytest.mark.cudasim
+def test_simulator_runs_show_no_wraparound_warnings():
+    # the fingerprint's uint64 arithmetic wraps on purpose; in the simulator it runs as numpy
+    # scalars, whose overflow warnings users must not see (the quick start's logs)
+    code = (
+        "import numpy as np\n"
+        "from mbebench.csr import from_edges\n"
+        "from cumbe.engine import run\n"
+        "rng = np.random.default_rng(1)\n"
+        "g = from_edges(rng.integers(0, 8, 30), rng.integers(0, 8, 30), 8, 8)\n"
+        "print(run(g, threads=64).count)\n"
+    )
+    p = _run(["-W", "default", "-c", code], {"NUMBA_ENABLE_CUDASIM": "1"})
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert int(p.stdout.split()[-1]) > 0
+    assert "RuntimeWarning" not in p.stderr, p.stderr[-2000:]

@@ -1,6 +1,7 @@
 """The compiled fingerprint kernels equal the Python-int reference."""
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -9,6 +10,7 @@ from mbebench import fingerprint as fp
 ids = st.lists(st.integers(0, 2**31 - 1), max_size=20, unique=True)
 
 
+@pytest.mark.filterwarnings("ignore:overflow encountered in scalar:RuntimeWarning")  # wraps on purpose
 @settings(deadline=None)  # the first example pays the JIT compile
 @given(ids, ids)
 def test_compiled_kernels_match_reference(left, right):

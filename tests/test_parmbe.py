@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -353,3 +354,29 @@ def test_interrupt_leaves_no_orphans(tmp_path, how):
         except ProcessLookupError:
             pass
         proc.wait()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_terminate_returns_when_a_dead_worker_holds_the_task_queue_lock():
+    # An idle worker waits for tasks holding the task queue's read lock; killed there, it never
+    # releases it, and multiprocessing's Pool.terminate then waits for that lock for ever.
+    # terminate() must still return, and leave no worker (the pool starts new ones) alive.
+    pool = parmbe.ParMBEPool(2)
+    for pid in pool.pids:
+        os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and any(_alive(p) for p in pool.pids):
+        time.sleep(0.05)
+    # in a thread, so that a regression fails here instead of hanging the suite
+    stopper = threading.Thread(target=pool.terminate, kwargs={"grace_s": 0.5}, daemon=True)
+    stopper.start()
+    stopper.join(10)
+    assert not stopper.is_alive(), "terminate() hangs on the dead worker's lock"
+    procs = [w.pid for w in pool._pool._pool if w.pid is not None]
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and any(_alive(p) for p in procs):
+        time.sleep(0.05)
+    assert not [p for p in procs if _alive(p)], "workers survived terminate()"
+    t0 = time.monotonic()
+    pool.terminate(grace_s=0.5)  # again: nothing left to do
+    assert time.monotonic() - t0 < 0.5

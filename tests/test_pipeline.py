@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 import json
 import subprocess
+import stat
 import sys
 import tarfile
 from pathlib import Path
@@ -18,6 +19,7 @@ import pytest
 import yaml
 from workflow_helpers import copy_workflow, edge_text, reference, snakemake
 
+from mbebench import atomic
 from mbebench.fingerprint import to_hex
 
 REPO = Path(__file__).resolve().parents[1]
@@ -39,6 +41,12 @@ def test_pipeline_produces_every_table_and_plot(smoke_run):
     for name in ("workload", "breakdown", "scaling"):
         for ext in ("png", "pdf"):
             assert (out / "plots" / f"{name}.{ext}").stat().st_size > 0
+    # every output has the mode the umask gives (a group can read shared results), not 0600
+    mode = 0o666 & ~atomic.current_umask()
+    outputs = [p for p in out.rglob("*") if p.is_file()]
+    assert len(outputs) > 20
+    assert {str(p.relative_to(out)): oct(stat.S_IMODE(p.stat().st_mode)) for p in outputs
+            if stat.S_IMODE(p.stat().st_mode) != mode} == {}
 
 
 def test_every_engine_matches_the_oracle(smoke_run):
