@@ -257,9 +257,14 @@ def test_ucforum_known_count(konect_mirror, tmp_path, pool):
 
 _LONG_JOB = textwrap.dedent(
     """
+    import faulthandler
+    import signal
     import sys
     import numpy as np
     from baselines import parmbe
+
+    # the test asks for every thread's stack (SIGUSR1) when this process does not exit
+    faulthandler.register(signal.SIGUSR1, file=open("stacks.txt", "w"), all_threads=True)
     from mbebench.csr import from_edges
 
     def main():
@@ -341,7 +346,15 @@ def test_interrupt_leaves_no_orphans(tmp_path, how):
             os.kill(proc.pid, signal.SIGTERM)
         else:
             os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C reaches the whole group
-        rc = proc.wait(timeout=30)
+        try:
+            rc = proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.kill(proc.pid, signal.SIGUSR1)
+            time.sleep(1)
+            stacks = (tmp_path / "stacks.txt").read_text()
+            alive = {p: _alive(p) for p in kids}
+            pytest.fail(f"the parent did not exit within 30 s of {how}; workers alive: {alive}; "
+                        f"its threads:\n{stacks}")
         assert rc != 0
         deadline = time.monotonic() + 15
         while time.monotonic() < deadline and any(_alive(p) for p in kids):
