@@ -45,7 +45,7 @@ from baselines._parmbe_kernel import (
     _sort_slots,
     _split_two_hop,
 )
-from mbebench.fingerprint import combine_sides_nb, mix_nb
+from mbebench.fingerprint import combine_sides_nb
 
 COUNTERS = (
     "tasks",  # first-level subtrees entered (N2 scanned)
@@ -94,47 +94,6 @@ NCTR = len(COUNTERS)
     C_QCHECKMAX,
     C_CLOSUREMAX,
 ) = range(NCTR)
-
-
-@njit(cache=True)
-def start_mask(c_off, c_idx, rank):
-    """True where a candidate starts a first-level subtree: degree > 0 and no
-    candidate of lower ``rank`` has the same neighbourhood (the engine's twin
-    filter, for any first-level order)."""
-    n = c_off.size - 1
-    h = np.empty(n, dtype=np.uint64)
-    for v in range(n):
-        s = np.uint64(c_off[v + 1] - c_off[v])
-        for e in range(c_off[v], c_off[v + 1]):
-            s += mix_nb(np.uint64(c_idx[e]) + np.uint64(0x632BE59BD9B4E019))
-        h[v] = s
-    by_rank = np.argsort(rank)
-    by_hash = by_rank[np.argsort(h[by_rank], kind="mergesort")]
-    start = np.empty(n, dtype=np.bool_)
-    for v in range(n):
-        start[v] = c_off[v + 1] > c_off[v]
-    i = 0
-    while i < n:
-        j = i
-        while j < n and h[by_hash[j]] == h[by_hash[i]]:
-            j += 1
-        for a in range(i + 1, j):
-            va = by_hash[a]
-            da = c_off[va + 1] - c_off[va]
-            for b in range(i, a):
-                vb = by_hash[b]
-                if c_off[vb + 1] - c_off[vb] != da:
-                    continue
-                same = True
-                for t in range(da):
-                    if c_idx[c_off[va] + t] != c_idx[c_off[vb] + t]:
-                        same = False
-                        break
-                if same:
-                    start[va] = False
-                    break
-        i = j
-    return start
 
 
 @njit(cache=True)

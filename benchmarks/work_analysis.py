@@ -39,6 +39,7 @@ import _work_kernels as WK  # noqa: E402
 
 from baselines import imbea, parmbe  # noqa: E402
 from mbebench.csr import CSRGraph, from_edges, read_csr  # noqa: E402
+from mbebench.order import twin_filter  # noqa: E402
 
 IMBEA_DEFAULT = {"side": "auto", "order": "asc", "wmode": 0, "check": 0, "buildq": 1, "twin": 1}
 PARMBE_DEFAULT = {"side": "smaller", "order": "asc", "skip": 1}
@@ -126,7 +127,7 @@ def run_variant(graph: CSRGraph, name: str) -> dict:
     t0, c0 = time.perf_counter(), time.process_time()
     order = np.argsort(rank).astype(np.int32)
     if fam == "imbea":
-        start = WK.start_mask(c_off, c_idx, rank)
+        start = twin_filter(c_off, c_idx, rank)
         tasks = order[start[order]]
         count, fp = WK.imbea_work(
             c_off, c_idx, l_off, l_idx, left, rank, tasks,

@@ -30,19 +30,28 @@ def candidate_order(c_off, c_idx):
     rank = np.empty(n, dtype=np.int64)
     for i in range(n):
         rank[order[i]] = i
-    # twins: group by (degree, neighbourhood hash); compare lists exactly
+    return order, rank, twin_filter(c_off, c_idx, rank)
+
+
+@njit(cache=True)
+def twin_filter(c_off, c_idx, rank):
+    """True where a candidate starts a first-level subtree: degree > 0 and no
+    candidate of lower ``rank`` has the same neighbourhood (for any first-level
+    order; :func:`candidate_order` uses it with its own)."""
+    n = c_off.size - 1
+    # group by (degree, neighbourhood hash); compare lists exactly
     h = np.empty(n, dtype=np.uint64)
     for v in range(n):
-        s = np.uint64(deg[v])
+        s = np.uint64(c_off[v + 1] - c_off[v])
         for e in range(c_off[v], c_off[v + 1]):
             s += mix_nb(np.uint64(c_idx[e]) + np.uint64(0x632BE59BD9B4E019))
         h[v] = s
-    # sort by hash, then by rank (rank already encodes degree order)
-    key_order = np.argsort(rank)  # == order
-    by_hash = key_order[np.argsort(h[key_order], kind="mergesort")]
+    # sort by hash, then by rank
+    by_rank = np.argsort(rank)
+    by_hash = by_rank[np.argsort(h[by_rank], kind="mergesort")]
     start = np.empty(n, dtype=np.bool_)
     for v in range(n):
-        start[v] = deg[v] > 0
+        start[v] = c_off[v + 1] > c_off[v]
     i = 0
     while i < n:
         j = i
@@ -51,14 +60,15 @@ def candidate_order(c_off, c_idx):
         # by_hash[i:j] share a hash and are in rank order
         for a in range(i + 1, j):
             va = by_hash[a]
+            da = c_off[va + 1] - c_off[va]
             for b in range(i, a):
                 vb = by_hash[b]
-                if deg[va] != deg[vb]:
+                if c_off[vb + 1] - c_off[vb] != da:
                     continue
                 same = True
                 oa = c_off[va]
                 ob = c_off[vb]
-                for t in range(deg[va]):
+                for t in range(da):
                     if c_idx[oa + t] != c_idx[ob + t]:
                         same = False
                         break
@@ -66,4 +76,4 @@ def candidate_order(c_off, c_idx):
                     start[va] = False
                     break
         i = j
-    return order, rank, start
+    return start
