@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import io
 import json
@@ -11,16 +12,20 @@ import signal
 import subprocess
 import sys
 import tarfile
-import time
 from pathlib import Path
 
 import pytest
+from interrupting import files_in as _files_in
+from interrupting import sigterm_once_started
 
 from mbebench import csr
 from mbebench.archive import ArchiveError
 from mbebench.convert import ConvertError, convert
 from mbebench.csr import read_csr
 from mbebench.konect import KonectParseError
+
+# convert may not have made the results folder at all
+files_in = functools.partial(_files_in, missing_ok=True)
 
 # Marvel-like ids (right side continues after the left), weights, a duplicate,
 # comment lines and CRLF: the CSR must still hold exactly the distinct pairs.
@@ -61,10 +66,6 @@ def make_archive(path: Path, name: str, data: bytes) -> Path:
 def out(tmp_path):
     d = tmp_path / "results"
     return d / "toy.csr", d / "toy.json"
-
-
-def files_in(d: Path) -> list[str]:
-    return sorted(p.name for p in d.iterdir()) if d.exists() else []
 
 
 def test_archive_round_trip(tmp_path, out):
@@ -262,15 +263,8 @@ def test_sigterm_mid_convert_leaves_nothing(tmp_path):
          "--out-csr", str(res / "t.csr"), "--out-meta", str(res / "t.json")],
         stderr=subprocess.PIPE, text=True,
     )
-    try:
-        t = time.monotonic()
-        while not any(p.name.startswith(".t.csr.") for p in res.glob(".*")):
-            assert time.monotonic() - t < 20 and proc.poll() is None, "convert never started"
-            time.sleep(0.05)
-        proc.send_signal(signal.SIGTERM)
-        _, err = proc.communicate(timeout=10)
-    finally:
-        proc.kill()
+    err = sigterm_once_started(
+        proc, lambda: any(p.name.startswith(".t.csr.") for p in res.glob(".*")), "convert")
     assert proc.returncode == 128 + signal.SIGTERM
     assert err.strip() == "error: dataset 'Toy': interrupted by SIGTERM"
     assert files_in(res) == []

@@ -20,9 +20,9 @@ import tarfile
 import threading
 import time
 from collections import Counter
-from pathlib import Path
 
 import pytest
+from interrupting import files_in, sigterm_once_started
 
 from mbebench.download import DownloadError, fetch, konect_url
 
@@ -190,10 +190,6 @@ def folder(tmp_path):
     d = tmp_path / "downloads"
     d.mkdir()
     return d
-
-
-def files_in(d: Path) -> list[str]:
-    return sorted(p.name for p in d.iterdir())
 
 
 def sha(data: bytes) -> str:
@@ -505,15 +501,8 @@ def test_sigterm_mid_download_leaves_no_temp_file(server, folder):
          f"{server}/trickle-body/k17", "--out", str(folder / "a"), "--read-timeout", "5"],
         stderr=subprocess.PIPE, text=True,
     )
-    try:
-        t = time.monotonic()
-        while not any(n.endswith(".tmp") for n in files_in(folder)):
-            assert time.monotonic() - t < 20, "the download never started"
-            time.sleep(0.05)
-        proc.send_signal(signal.SIGTERM)
-        _, err = proc.communicate(timeout=10)
-    finally:
-        proc.kill()
+    err = sigterm_once_started(
+        proc, lambda: any(n.endswith(".tmp") for n in files_in(folder)), "the download")
     assert proc.returncode == 128 + signal.SIGTERM
     assert err.strip() == "error: dataset 'Toy': interrupted by SIGTERM"
     assert files_in(folder) == []
