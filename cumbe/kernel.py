@@ -248,10 +248,11 @@ def _os_env(name: str) -> bool:
 
 def build(rs=True, es=True, ws=True, instr=False, threads=128, cache=True):
     """The kernel for one variant and block size (memoised)."""
-    key = (bool(rs), bool(es), bool(ws), bool(instr), int(threads), _os_env("CUMBE_NOINLINE"))
+    key = (bool(rs), bool(es), bool(ws), bool(instr), int(threads), _os_env("CUMBE_NOINLINE"),
+           _os_env("CUMBE_DEBUGINFO"))
     if key in _CACHE:
         return _CACHE[key]
-    RS, ES, WS, INSTR, THREADS, _ = key
+    RS, ES, WS, INSTR, THREADS, _, _ = key
     if THREADS % WARP or not WARP <= THREADS <= MAX_THREADS:
         raise ValueError(f"threads must be a multiple of {WARP} in {WARP}..{MAX_THREADS}")
     NW = THREADS // WARP
@@ -286,6 +287,10 @@ def build(rs=True, es=True, ws=True, instr=False, threads=128, cache=True):
                                    or max(1, 1024 // THREADS))
         if os.environ.get("CUMBE_LINEINFO"):
             jit_kw["lineinfo"] = True
+        if _os_env("CUMBE_DEBUGINFO"):
+            # full debug info, unoptimised: compute-sanitizer then names the source line of
+            # an inlined device function, which lineinfo attributes to the kernel's call
+            jit_kw.update(debug=True, opt=False)
     # (CUMBE_NOINLINE=1: debugging only, so that compute-sanitizer names device functions)
     inline = not SIM and not _os_env("CUMBE_NOINLINE")
     dev = cuda.jit(device=True, **({"forceinline": True} if inline else {}))
@@ -618,7 +623,8 @@ def build(rs=True, es=True, ws=True, instr=False, threads=128, cache=True):
             worker's place in the publisher list (the whole group reads the counters at
             once), and take one: S_VIC and S_IDX name it for steal_node.  False when none
             is left (this worker is out of work for the stage)."""
-            npub = cuda.atomic.add(ctl, (phase, CTL_FIXED + (kst + 2) + stage - 1), 0)
+            # final since the grid barrier: a plain load, not an atomic from every lane
+            npub = relaxed_load(ctl, phase, CTL_FIXED + (kst + 2) + stage - 1)
             while True:
                 if gl == 0:
                     sh[g, S_FOUND] = 0x7FFFFFFF
@@ -626,11 +632,19 @@ def build(rs=True, es=True, ws=True, instr=False, threads=128, cache=True):
                 gsync()
                 cur = sh[g, S_CUR]
                 start = me % npub if npub > 0 else 0
-                for off in range(cur + gl, npub, G):
-                    w = pl[pprev, (start + off) % npub]
-                    if relaxed_load(pn, pprev, w) > 0:
-                        cuda.atomic.min(sh, (g, S_FOUND), I32(off))
-                gsync()
+                # one group-wide chunk of publishers at a time, up to the first with pieces
+                # left (scanning them all made every steal cost O(publishers))
+                for c0 in range(cur, npub, G):
+                    off = c0 + gl
+                    if off < npub:
+                        w = pl[pprev, (start + off) % npub]
+                        if relaxed_load(pn, pprev, w) > 0:
+                            cuda.atomic.min(sh, (g, S_FOUND), I32(off))
+                    gsync()
+                    found = sh[g, S_FOUND]
+                    gsync()
+                    if found < npub:
+                        break
                 off = sh[g, S_FOUND]
                 if gl == 0:
                     if off >= npub:

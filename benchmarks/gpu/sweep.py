@@ -42,7 +42,7 @@ for name in names:
         if time.time() - t0 > budget:
             break
         ts = []
-        for _ in range(2):
+        for _ in range(3):
             r = run(g, variant="cuMBE", **{"threads": 128, **c})
             ts.append(r.algo_seconds)
             if r.algo_seconds > 2:
@@ -50,8 +50,8 @@ for name in names:
         got = {"count": r.count, "fingerprint": to_hex(r.fingerprint)}
         if expect is None:
             expect = got
-        row = dict(dataset=path.stem, **c, blocks=r.stats["blocks"],
-                   kernel_s=statistics.median(ts), ok=got == {k: expect[k] for k in got})
+        row = {"dataset": path.stem, **c, "blocks": r.stats["blocks"],
+               "kernel_s": statistics.median(ts), "ok": got == {k: expect[k] for k in got}}
         res.append(row)
         print(row, flush=True)
         (out / "sweep.json").write_text(json.dumps(res, indent=1))
