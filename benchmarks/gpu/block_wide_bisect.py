@@ -46,7 +46,7 @@ def child(args) -> int:
     import cumbe.engine as E
     from cumbe.prepare import prepare as real_prepare
 
-    g, p0, needs, order = block_order(args.graph, args.aw)
+    g, _, needs, order = block_order(args.graph, args.aw)
     keep = list(order[args.j0:args.j1])
     if args.warp_tasks == "all":
         keep += list(np.nonzero(needs <= args.aw)[0])
@@ -75,7 +75,7 @@ def launch(args, j0: int, j1: int, warp_tasks: str, blocks: int, timeout: float 
     cmd = [sys.executable, __file__, args.graph, str(args.aw), "--child", str(j0), str(j1),
            "--warp-tasks", warp_tasks, "--blocks", str(blocks)]
     try:
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
     except subprocess.TimeoutExpired:
         print("TIMEOUT", j0, j1, flush=True)
         return False
@@ -86,7 +86,7 @@ def launch(args, j0: int, j1: int, warp_tasks: str, blocks: int, timeout: float 
 
 
 def parent(args) -> int:
-    g, p, needs, order = block_order(args.graph, args.aw)
+    _, p, needs, order = block_order(args.graph, args.aw)
     n = int(order.size)
     print(f"{n} block-wide tasks, needs {int(needs[order[-1]])}..{int(needs[order[0]])}",
           flush=True)

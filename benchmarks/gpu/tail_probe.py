@@ -21,8 +21,8 @@ import numpy as np
 
 warnings.simplefilter("ignore")
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from cumbe.engine import run  # noqa: E402
-from mbebench.csr import read_csr  # noqa: E402
+from cumbe.engine import run
+from mbebench.csr import read_csr
 
 CONFIGS = [{"blocks": 264}, {"blocks": 528}, {"idle_fraction": 0.25}, {"k": 96},
            {"variant": "noWS"}]
