@@ -240,6 +240,12 @@ _CACHE: dict = {}
 MAX_THREADS = 512
 
 
+# Switches that change the compiled code but not the algorithm (debugging, register bounds).
+# numba's disk cache does not key on jit options, so a build under any of them skips it:
+# otherwise a lineinfo or debug run is served the plain build compiled before it.
+BUILD_ENV = ("CUMBE_LINEINFO", "CUMBE_NOINLINE", "CUMBE_DEBUGINFO", "CUMBE_MIN_BLOCKS")
+
+
 def _os_env(name: str) -> bool:
     import os
 
@@ -248,11 +254,11 @@ def _os_env(name: str) -> bool:
 
 def build(rs=True, es=True, ws=True, instr=False, threads=128, cache=True):
     """The kernel for one variant and block size (memoised)."""
-    key = (bool(rs), bool(es), bool(ws), bool(instr), int(threads), _os_env("CUMBE_NOINLINE"),
-           _os_env("CUMBE_DEBUGINFO"))
+    switches = tuple(_os_env(n) for n in BUILD_ENV)
+    key = (bool(rs), bool(es), bool(ws), bool(instr), int(threads), switches)
     if key in _CACHE:
         return _CACHE[key]
-    RS, ES, WS, INSTR, THREADS, _, _ = key
+    RS, ES, WS, INSTR, THREADS, _ = key
     if THREADS % WARP or not WARP <= THREADS <= MAX_THREADS:
         raise ValueError(f"threads must be a multiple of {WARP} in {WARP}..{MAX_THREADS}")
     NW = THREADS // WARP
@@ -282,10 +288,10 @@ def build(rs=True, es=True, ws=True, instr=False, threads=128, cache=True):
     if not SIM:
         import os
 
-        jit_kw["cache"] = bool(cache)
+        jit_kw["cache"] = bool(cache) and not any(switches)
         jit_kw["launch_bounds"] = (THREADS, int(os.environ.get("CUMBE_MIN_BLOCKS", "0"))
                                    or max(1, 1024 // THREADS))
-        if os.environ.get("CUMBE_LINEINFO"):
+        if _os_env("CUMBE_LINEINFO"):
             jit_kw["lineinfo"] = True
         if _os_env("CUMBE_DEBUGINFO"):
             # full debug info, unoptimised: compute-sanitizer then names the source line of

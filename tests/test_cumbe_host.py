@@ -174,3 +174,44 @@ def test_grid_refuses_when_one_block_cannot_fit():
 
 def test_budget_applies_the_cap():
     assert GR.budget(80 * 2**30, 24 * 2**30) < 24 * 2**30 < GR.budget(80 * 2**30, None)
+
+
+# ---------------------------------------------------------------- kernel build switches
+
+_BUILD_PROBE = """
+import json
+from cumbe import kernel as K
+k = K.build()
+print(json.dumps({"cache": type(k._cache).__name__, "lineinfo": k.targetoptions["lineinfo"],
+                  "sim": K.SIM}))
+"""
+
+
+def _probe_build(extra_env: dict) -> dict:
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    env = {k: v for k, v in os.environ.items()
+           if k != "NUMBA_ENABLE_CUDASIM" and k not in ("CUMBE_LINEINFO", "CUMBE_NOINLINE",
+                                                       "CUMBE_DEBUGINFO", "CUMBE_MIN_BLOCKS")}
+    env.update(extra_env)
+    out = subprocess.run([sys.executable, "-c", _BUILD_PROBE], env=env, capture_output=True,
+                         text=True, timeout=120, check=True,
+                         cwd=Path(__file__).resolve().parents[1]).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def test_debug_builds_skip_the_disk_cache():
+    """numba's disk cache does not key on jit options: a lineinfo build must not be served
+    the plain build compiled before it (it was, on the device: no source lines)."""
+    plain = _probe_build({})
+    if plain["sim"]:
+        pytest.skip("numba's CUDA simulator is forced on in this environment")
+    assert plain == {"cache": "CUDACache", "lineinfo": False, "sim": False}
+    assert _probe_build({"CUMBE_LINEINFO": "1"}) == {"cache": "NullCache", "lineinfo": True,
+                                                     "sim": False}
+    assert _probe_build({"CUMBE_NOINLINE": "1"})["cache"] == "NullCache"
+    assert _probe_build({"CUMBE_LINEINFO": "0"}) == plain
