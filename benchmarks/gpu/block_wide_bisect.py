@@ -42,15 +42,13 @@ def block_order(graph_path: str, aw: int):
     return g, p, needs, order
 
 
-def child(args) -> int:
+def run_only_tasks(sel) -> None:
+    """Make cuMBE runs in this process start only the first-level tasks ``sel`` (prepare
+    indices): the engine's preparation, then a subset of its task arrays."""
     import cumbe.engine as E
     from cumbe.prepare import prepare as real_prepare
 
-    g, _, needs, order = block_order(args.graph, args.aw)
-    keep = list(order[args.j0:args.j1])
-    if args.warp_tasks == "all":
-        keep += list(np.nonzero(needs <= args.aw)[0])
-    sel = np.array(sorted(int(i) for i in keep), dtype=np.int64)
+    sel = np.asarray(sel, dtype=np.int64)
 
     def subset(graph, side, rs):
         p = real_prepare(graph, side, rs)
@@ -59,6 +57,16 @@ def child(args) -> int:
                        task_dv=p.task_dv[sel])
 
     E.prepare = subset
+
+
+def child(args) -> int:
+    import cumbe.engine as E
+
+    g, _, needs, order = block_order(args.graph, args.aw)
+    keep = list(order[args.j0:args.j1])
+    if args.warp_tasks == "all":
+        keep += list(np.nonzero(needs <= args.aw)[0])
+    run_only_tasks(sorted(int(i) for i in keep))
     try:
         r = E.run(g, variant="cuMBE", threads=128, blocks=args.blocks,
                   warp_arena_words=args.aw)

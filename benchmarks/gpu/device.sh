@@ -9,10 +9,7 @@
 # Each step has its own time limit (ORACLE_S, OLD_S, NEW_S, SCALE_S, SWEEP_S).
 # Carry: .whl (numpy 2.4 cp312 wheel), .csr, .old.  Results under $OUT.
 set -u
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-  --target /tmp/site .whl/*.whl || exit 1
-export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 NUMBA_CACHE_DIR=/tmp/nbc
-OUT=${OUT:-/tmp/out}
+. "$(dirname "$0")/device_env.sh"
 nvidia-smi > "$OUT/nvidia-smi.txt" 2>&1
 git log -1 --format=%H > "$OUT/commit.txt" 2>/dev/null
 python3 benchmarks/gpu/warm.py --jobs 8 cuMBE:128 noRS:128 noES:128 noWS:128 cuMBE-instr:128 \

@@ -4,10 +4,7 @@
 # access), and probe where Marvel-like graphs spend their time (tail_probe.py).
 # Carry: .whl (numpy 2.4 cp312 wheel), .csr.  GRAPH, AW, TAIL_GRAPHS override the defaults.
 set -u
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-  --target /tmp/site .whl/*.whl || exit 1
-export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 NUMBA_CACHE_DIR=/tmp/nbc
-OUT=${OUT:-/tmp/out}
+. "$(dirname "$0")/device_env.sh"
 GRAPH=${GRAPH:-.csr/marvel.csr}
 AW=${AW:-2496}
 git log -1 --format=%H > "$OUT/commit.txt" 2>/dev/null

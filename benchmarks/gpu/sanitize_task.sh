@@ -3,10 +3,7 @@
 # one block-wide task alone on one block (found by block_wide_bisect.py).  Carry: .whl, .csr.
 #   GRAPH (.csr/marvel.csr), AW (2496), J (214: the task's place in the block-wide order)
 set -u
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-  --target /tmp/site .whl/*.whl || exit 1
-export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 NUMBA_CACHE_DIR=/tmp/nbc
-OUT=${OUT:-/tmp/out}
+. "$(dirname "$0")/device_env.sh"
 GRAPH=${GRAPH:-.csr/marvel.csr}; AW=${AW:-2496}; J=${J:-214}
 python3 benchmarks/gpu/warm.py --jobs 1 cuMBE:128 > "$OUT/warm.jsonl" 2>&1
 for tool in ${TOOLS:-synccheck racecheck initcheck memcheck}; do
