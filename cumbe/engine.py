@@ -155,13 +155,18 @@ def run(
         except GR.DoesNotFit as e:
             avail = free if cap is None else min(free, cap)
             raise L.DeviceMemoryError(
-                f"{label}: cuMBE needs {e.need} bytes ({e.need / 2**30:.2f} GiB) of device memory "
-                f"for {e}, plus {avail - budget} bytes kept free for the CUDA context; only "
-                f"{L._num(avail)} usable ({L._num(free)} free of {L._num(total)}"
-                f"{'' if cap is None else f', cap {_gib(cap)} GiB'})") from None
+                f"{label}: cuMBE needs {e.need} bytes ({e.need / 2**30:.2f} GiB) of device "
+                f"memory for {e} (variant {variant}), plus {avail - budget} bytes kept free for the CUDA "
+                f"context; only {L._num(avail)} usable ({L._num(free)} free of {L._num(total)}"
+                f"{'' if cap is None else f', cap {_gib(cap)} GiB'}); try: a device (or "
+                f"--device-memory-gib) with at least {GR.cap_for(e.need) / 2**30:.2f} GiB free, "
+                f"or a CPU engine (parmbe)") from None
     plan = choice.plan
+    context = (f"variant {variant}, {plan.blocks} blocks x {warps} warps, {plan.arena_words} "
+               f"arena words a warp, {int(np.count_nonzero(needs > plan.arena_words))} block-wide "
+               f"tasks, memory cap {'none' if cap is None else f'{_gib(cap)} GiB'}")
     L.check_memory(choice.bytes, free if cap is None else min(free, cap), total, label,
-                   f"{plan.blocks} blocks x {warps} warps, {plan.arena_words} arena words a warp")
+                   context)
 
     # block-wide tasks first (largest need first), then the warp tasks in cost order
     big = needs > plan.arena_words
@@ -191,13 +196,14 @@ def run(
         if sim:  # the simulator runs the uint64 hashes as numpy scalars, which wrap on purpose
             warnings.filterwarnings("ignore", r"overflow encountered in scalar", RuntimeWarning)
         kernel_s = L.checked_launch(kern, plan.blocks, threads, B.args(arrays), cuda=cuda,
-                                    what=label, device=dev_name, events=not sim)
+                                    what=label, device=dev_name, events=not sim, context=context)
     res = arrays["res"].copy_to_host()
     fp = arrays["res_fp"].copy_to_host()
     err = arrays["err"].copy_to_host()
     if err[0] != 0:
-        raise RuntimeError(f"{label}: cuMBE {variant}: "
-                           f"{K.ERRORS.get(int(err[0]), f'kernel error {int(err[0])}')}")
+        raise L.LaunchError(f"{label}: cuMBE kernel reported an error: "
+                            f"{K.ERRORS.get(int(err[0]), f'kernel error {int(err[0])}')}; run: "
+                            f"{context}; try: {L.hint('CUDA_ERROR_ASSERT')}")
     L.check_ran(int(res[2]), int(tasks.size), label)
     stats.update(
         device=dev_name, blocks=int(plan.blocks), blocks_requested=blocks_req,
@@ -207,7 +213,7 @@ def run(
         memory_cap_bytes=None if cap is None else int(cap), device_free_bytes=int(free),
         arena_words_per_warp=int(plan.arena_words), block_tasks=nt0,
         kernel_s=kernel_s, compile_s=compile_s, setup_s=setup_s, prepare_s=prep_s,
-        nodes=int(res[1]), tasks_run=int(res[2]),
+        nodes=int(res[1]), tasks_run=int(res[2]), block_tasks_run=int(res[3]),
     )
     if instrument:
         ph = arrays["ph_out"].copy_to_host()
@@ -235,3 +241,19 @@ def run(
 
 def _gib(x: int) -> str:
     return f"{x / 2**30:.2f}"
+
+
+def smallest_memory_gib(graph: CSRGraph, variant: str = "cuMBE", threads: int = 128,
+                        k: int = 24, side: str = "auto") -> float:
+    """The smallest ``device_memory_gib`` with which ``graph`` runs (one block, the
+    context's margin included): what a card needs free.  Host only, no device."""
+    from cumbe import kernel as K
+
+    rs = VARIANTS[variant][0]
+    prep = prepare(graph, side, rs)
+    if prep.tasks.size == 0:
+        return 0.0
+    needs = layout.needs(prep.task_deg, prep.task_wedges, prep.n_higher, prep.task_dv, rs)
+    base = B.Plan(prep.n_u, prep.n_v, int(prep.adjU.size), int(prep.tasks.size), int(k), 1,
+                  int(threads) // K.WARP, 2)
+    return GR.cap_for(GR.smallest_bytes(needs, base)) / 2**30

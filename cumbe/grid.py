@@ -56,6 +56,22 @@ def budget(free_bytes: int, cap_bytes: int | None) -> int:
     return int(avail * (1 - MARGIN_FRACTION)) - MARGIN_BYTES
 
 
+def cap_for(need_bytes: int) -> int:
+    """The smallest device memory (bytes free, or a cap) whose budget holds ``need_bytes``:
+    :func:`budget` inverted, rounded up."""
+    return int(-(-(int(need_bytes) + MARGIN_BYTES) // (1 - MARGIN_FRACTION))) + 1
+
+
+def smallest_bytes(needs: np.ndarray, base: B.Plan) -> int:
+    """Device bytes of the smallest launch that runs every task: one block whose warps'
+    arenas together hold the largest task (it runs block-wide)."""
+    maxneed = int(needs.max()) if needs.size else 2
+    maxneed += maxneed & 1
+    aw = -(-maxneed // base.warps)
+    aw += aw & 1
+    return B.nbytes(replace(base, blocks=1, arena_words=aw))
+
+
 def _max_arena(plan: B.Plan, budget_bytes: int) -> int:
     """Largest even arena_words with nbytes(plan) <= budget (nbytes is linear in it)."""
     fixed = B.nbytes(replace(plan, arena_words=0))

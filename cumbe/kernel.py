@@ -215,7 +215,16 @@ else:
 
 
 def _block_sync_impl():
+    # The inline barrier alone did not order memory between the warps of a block: on an
+    # H100, block-wide tasks read control words (the next level, the selection minimum)
+    # and arena words before lane 0 had written them (compute-sanitizer racecheck and
+    # initcheck), then indexed with them.  With CTA fences on both sides (or with
+    # cuda.syncthreads) the same runs are clean (docs/gpu.md, "The block-wide fault").
+    if not SIM:
+        cuda.threadfence_block()
     bsync()
+    if not SIM:
+        cuda.threadfence_block()
 
 
 def _relaxed_load_impl(arr, i, j):
@@ -1432,16 +1441,12 @@ def build(rs=True, es=True, ws=True, instr=False, threads=128, cache=True):
             t_start = clock()
         bsync()
         me = b * NW + warp
-        # phase 0: the tasks too big for a warp, one block each (its warps' arenas joined);
-        # phase 1: every other task, one warp each
+        # phase 0: the tasks too big for a warp, one block each (its warps' arenas joined),
+        # blocks stealing from blocks; phase 1: every other task, one warp each
         for phase in range(2):
             if phase == 0 and nt0 == 0:
                 continue
-            # Block-wide tasks run without stealing: on an H100, stealing between blocks
-            # faulted (an out-of-bounds read of the graph, with grids of 2 to 1056 blocks,
-            # k = 2; docs/gpu.md, open questions), and these tasks only exist when memory
-            # is short.  Warps steal from each other as before.
-            nstp = 1 if phase == 0 else nst
+            nstp = nst
             for stage in range(1, nstp + 1):
                 if stage > 1:
                     grid_barrier(lane, phl)
@@ -1459,6 +1464,8 @@ def build(rs=True, es=True, ws=True, instr=False, threads=128, cache=True):
                                    acc, accf)
                 bsync()
             if phase == 0:
+                if tid == 0:
+                    cuda.atomic.add(res, 3, acc[2])
                 grid_barrier(lane, phl)  # the warps reuse the blocks' arenas
         if lane == 0:
             cuda.atomic.add(res, 0, acc[0])

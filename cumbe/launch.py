@@ -84,7 +84,7 @@ def check_memory(need: int, free, total, what: str, detail: str = "") -> None:
         raise DeviceMemoryError(
             f"{what}: cuMBE needs {int(need)} bytes ({need / 2**30:.2f} GiB) of device memory"
             + (f" for {detail}" if detail else "")
-            + f", only {_num(free)} free of {_num(total)}"
+            + f", only {_num(free)} free of {_num(total)}; try: {hint('OUT_OF_MEMORY')}"
         )
 
 
@@ -98,11 +98,32 @@ def grid_blocks(requested: int, max_blocks: int, threads: int, device: str) -> i
     return max_blocks if requested <= 0 else min(requested, max_blocks)
 
 
+# What a user can do about a failed launch, by what the driver said (first match wins).
+HINTS = (
+    (("COOPERATIVE_LAUNCH_TOO_LARGE", "exceeds the limit"),
+     "try a smaller --blocks (0 picks the largest grid the device allows)"),
+    (("OUT_OF_MEMORY",),
+     "free the GPU (another process holds memory: nvidia-smi) or set --device-memory-gib to "
+     "what is really free"),
+    (STICKY,
+     "a kernel fault is a cuMBE bug, not a property of the graph: report this line; the CPU "
+     "engines (parmbe, imbea) count the graph meanwhile"),
+)
+
+
+def hint(reason: str) -> str:
+    for needles, text in HINTS:
+        if any(n in reason for n in needles):
+            return text
+    return "rerun once; if it repeats, report this line"
+
+
 def checked_launch(kernel, blocks: int, threads: int, args, *, cuda, what: str, device: str,
-                   events: bool = True) -> float:
+                   events: bool = True, context: str = "") -> float:
     """Launch, wait for the kernel to finish, return its seconds (CUDA events, or
     host time when ``events`` is false, as in the simulator).  Any failure on the
-    way is a :class:`LaunchError`: the caller has no result to read."""
+    way is a :class:`LaunchError`: the caller has no result to read.  ``context``
+    (the run's variant, arena and memory cap) and what to try end the message."""
     stage = "failed before launch"  # the first synchronize surfaces errors of the setup copies
     try:
         cuda.synchronize()
@@ -127,6 +148,8 @@ def checked_launch(kernel, blocks: int, threads: int, args, *, cuda, what: str, 
         raise LaunchError(
             f"{what}: cuMBE kernel {stage} on {device} (grid {blocks} x {threads} threads): {reason}"
             + ("; the CUDA context is unusable until the process exits" if sticky else "")
+            + (f"; run: {context}" if context else "")
+            + f"; try: {hint(reason)}"
         ) from e
 
 

@@ -209,7 +209,31 @@ def test_a_kernel_that_faults_is_reported_at_the_synchronize():
         _launch(cuda, FakeKernel(cuda))
     msg = str(ei.value)
     assert "cuMBE kernel failed while running on NVIDIA H100 80GB HBM3 (grid 300 x 512" in msg
-    assert "CUDA_ERROR_ILLEGAL_ADDRESS" in msg and msg.endswith("until the process exits")
+    assert "CUDA_ERROR_ILLEGAL_ADDRESS" in msg and "until the process exits" in msg
+    assert msg.endswith("; try: " + L.hint("CUDA_ERROR_ILLEGAL_ADDRESS")) and "\n" not in msg
+
+
+def test_a_fault_names_the_run_and_what_to_try():
+    cuda = FakeCuda({"sync-after": api_error("CUDA_ERROR_ILLEGAL_ADDRESS", "cuCtxSynchronize")})
+    ctx = ("variant noWS, 287 blocks x 4 warps, 2496 arena words a warp, 6629 block-wide tasks, "
+           "memory cap 0.25 GiB")
+    with pytest.raises(L.LaunchError) as ei:
+        L.checked_launch(FakeKernel(cuda), 287, 128, (), cuda=cuda, what=WHAT, device="H100",
+                         context=ctx)
+    msg = str(ei.value)
+    assert msg.startswith(f"{WHAT}: cuMBE kernel failed while running on H100 (grid 287 x 128")
+    assert f"; run: {ctx}; try: a kernel fault is a cuMBE bug" in msg and "\n" not in msg
+
+
+@pytest.mark.parametrize("reason, word", [
+    ("CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE", "--blocks"),
+    ("ValueError: The specified grid size (300 * 1 * 1) exceeds the limit (264)", "--blocks"),
+    ("CUDA_ERROR_OUT_OF_MEMORY", "--device-memory-gib"),
+    ("CUDA_ERROR_LAUNCH_FAILED", "cuMBE bug"),
+    ("something new", "rerun once"),
+])
+def test_every_launch_failure_says_what_to_try(reason, word):
+    assert word in L.hint(reason)
 
 
 def test_a_failed_event_wait_is_an_error():
