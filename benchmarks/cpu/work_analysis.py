@@ -2,7 +2,7 @@
 the instrumented searches of benchmarks/_work_kernels.py, one design factor at
 a time, on one CSR graph.
 
-    python benchmarks/work_analysis.py GRAPH.csr [--variants NAME,NAME,...]
+    python benchmarks/cpu/work_analysis.py GRAPH.csr [--variants NAME,NAME,...]
         [--no-engines] [--json OUT.jsonl] [--label TEXT]
 
 A variant is ``FAMILY[:key=value,...]``: family ``imbea`` (bitset rows, Q) or
@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
