@@ -1,4 +1,5 @@
-"""The instrumented search variants of benchmarks/_work_kernels.py (used by
+"""The work-analysis builds of the engines' kernels (``baselines._imbea_kernel.build``,
+``baselines._parmbe_kernel.build`` with work counters, driven by
 benchmarks/cpu/work_analysis.py): every switch setting must find exactly the
 maximal bicliques, on random graphs and graphs with hubs and twins."""
 
