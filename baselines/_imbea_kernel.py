@@ -56,53 +56,6 @@ from baselines._imbea_parts import (
 from baselines._parmbe_kernel import _closure_is
 from mbebench.fingerprint import combine_sides_nb
 
-
-@njit(cache=True, inline="always")
-def _q_scan(qbuf, qs, qe, qbase, rows, W, lbits, lnz, cb, nnz, isq1, ctr):
-    """iMBEA's maximality check: is no vertex of Q[qs:qe] adjacent to all of L'?
-    Q vertices adjacent to some of L' are copied to the child's Q from
-    ``qbase``.  Returns (maximal, end of the child's Q).  ``isq1``/``ctr``: the
-    counters (see :mod:`baselines._work`), or None."""
-    qn = qbase
-    words = 0
-    words1 = 0
-    for i in range(qs, qe):
-        v = qbuf[i]
-        vb = v * W
-        full = True
-        some = False
-        for j in range(nnz):
-            if ctr is not None:
-                words += 1
-                words1 += isq1[v]
-            wi = lnz[cb + j]
-            a = rows[vb + wi]
-            lw_ = lbits[cb + wi]
-            if lw_ & ~a:
-                full = False
-                if some:
-                    break
-            if a & lw_:
-                some = True
-                if not full:
-                    break
-        if full:
-            if ctr is not None:
-                ctr[WC.C_QCHECK] += words
-                ctr[WC.C_QCHECK1] += words1
-                ctr[WC.C_QVERTS] += i - qs + 1
-            return False, qn
-        if some:
-            qbuf[qn] = v
-            qn += 1
-    if ctr is not None:
-        ctr[WC.C_QCHECK] += words
-        ctr[WC.C_QCHECK1] += words1
-        ctr[WC.C_QCHECKMAX] += words
-        ctr[WC.C_QVERTS] += qe - qs
-    return True, qn
-
-
 _BUILDS: dict = {}
 
 
@@ -124,8 +77,8 @@ def build(wmode=0, check=0, buildq=1, twin=1):
       the engine), 0 = P' only (only with ``check`` = 1: Q is never read);
     * ``twin``: 0 = no same-neighbourhood pruning, 1 = the engine's (after a
       *maximal* node, P vertices with N(v) ∩ L = N(x) ∩ L move to Q), 2 =
-      ParMBE's (expansion before the check, twins leave P at every node,
-      maximal or not).  ``twin`` = 1 needs ``check`` = 0 (the closure check
+      ParMBE's (twins leave P at every node, maximal or not: a node that is
+      not maximal is expanded too).  ``twin`` = 1 needs ``check`` = 0 (the closure check
       comes after the expansion, which has already removed the twins).
     """
     key = (int(wmode), int(check), int(buildq), int(twin))
@@ -138,8 +91,6 @@ def build(wmode=0, check=0, buildq=1, twin=1):
         raise ValueError("twin=1 needs check=0 (scan Q)")
     if CHECK == 0 and BUILDQ == 0:
         raise ValueError("check=0 (scan Q) needs buildq=1")
-    # the engine scans Q before the expansion; ParMBE's twin rule needs the expansion first
-    SCAN_FIRST = CHECK == 0 and TWIN != 2
 
     @njit(cache=True)
     def run_tasks(c_off, c_idx, l_off, l_idx, wc, wl, cand_is_left, rank, tasks, collect, ctr):
@@ -405,10 +356,48 @@ def build(wmode=0, check=0, buildq=1, twin=1):
                     qbuf = _grow_i32(qbuf, qbase + (qe - qs) + 1)
                 qn = qbase
                 maximal = True
-                if SCAN_FIRST:
-                    maximal, qn = _q_scan(qbuf, qs, qe, qbase, rows, Wr, lbits, lnz, cb, nnz, isq1,
-                                          ctr)  # fmt: skip
-                    if not maximal:
+                if CHECK == 0:
+                    # Q never holds this node's twins (they join Q below), so scanning before
+                    # the expansion answers as after it; under ParMBE's rule (twin=2) a node
+                    # that is not maximal still expands, as its twins leave P either way
+                    words = 0  # counters only: every update is inside ``ctr is not None``
+                    words1 = 0
+                    nq = 0
+                    for i in range(qs, qe):
+                        v = qbuf[i]
+                        vb = v * Wr
+                        full = True
+                        some = False
+                        for j in range(nnz):
+                            if ctr is not None:
+                                words += 1
+                                words1 += isq1[v]
+                            wi = lnz[cb + j]
+                            a = rows[vb + wi]
+                            lw_ = lbits[cb + wi]
+                            if lw_ & ~a:
+                                full = False
+                                if some:
+                                    break
+                            if a & lw_:
+                                some = True
+                                if not full:
+                                    break
+                        if ctr is not None:
+                            nq += 1
+                        if full:
+                            maximal = False
+                            break
+                        if some:
+                            qbuf[qn] = v
+                            qn += 1
+                    if ctr is not None:
+                        ctr[WC.C_QCHECK] += words
+                        ctr[WC.C_QCHECK1] += words1
+                        ctr[WC.C_QVERTS] += nq
+                        if maximal:
+                            ctr[WC.C_QCHECKMAX] += words
+                    if not maximal and TWIN != 2:
                         qbuf[qe] = x
                         ints[QE, k] = qe + 1
                         if ctr is not None:
@@ -453,7 +442,7 @@ def build(wmode=0, check=0, buildq=1, twin=1):
                             qe += 1
                             continue
                         if TWIN == 2 and kv == nlp:
-                            # to Q after the scan below (it would find v full)
+                            # to Q with x below, maximal or not (ParMBE's rule)
                             twbuf[ntw] = v
                             ntw += 1
                             continue
@@ -465,21 +454,17 @@ def build(wmode=0, check=0, buildq=1, twin=1):
                     pkey[wr] = kv
                     wr += 1
                 ints[PE, k] = wr
-                if not SCAN_FIRST:
-                    if CHECK == 0:
-                        maximal, qn = _q_scan(qbuf, qs, qe, qbase, rows, Wr, lbits, lnz, cb, nnz,
-                                              isq1, ctr)  # fmt: skip
-                    else:
-                        g = 0
-                        for j in range(nnz):
-                            wi = lnz[cb + j]
-                            val = lbits[cb + wi]
-                            while val:
-                                gpos[g] = (wi << 6) + _cttz(val)
-                                g += 1
-                                val &= val - np.uint64(1)
-                        # L' position t is the L-side vertex c_idx[base0 + t]
-                        maximal = _closure_is(l_off, l_idx, c_idx, base0, gpos, 0, g, rl, cbuf, ctr)
+                if CHECK == 1:
+                    g = 0
+                    for j in range(nnz):
+                        wi = lnz[cb + j]
+                        val = lbits[cb + wi]
+                        while val:
+                            gpos[g] = (wi << 6) + _cttz(val)
+                            g += 1
+                            val &= val - np.uint64(1)
+                    # L' position t is the L-side vertex c_idx[base0 + t]
+                    maximal = _closure_is(l_off, l_idx, c_idx, base0, gpos, 0, g, rl, cbuf, ctr)
                 if CHECK == 0:
                     for i in range(ntw):
                         qbuf[qe] = twbuf[i]

@@ -137,7 +137,8 @@ def _closure_is(vo, vi, ui, base, adj, lo, ln, target, buf, ctr):
         if dy < bd:
             bd = dy
             best = e
-    # ``work`` only feeds the counters; without them numba/LLVM drop it
+    # ``work`` feeds the counters only: every update is inside ``ctr is not None``,
+    # which numba prunes for the engine (an unguarded one costs the engine time)
     work = ln
     m = bd
     if bd > target:
@@ -145,7 +146,8 @@ def _closure_is(vo, vi, ui, base, adj, lo, ln, target, buf, ctr):
         s = vo[yb]
         for t in range(bd):
             buf[t] = vi[s + t]
-        work += bd
+        if ctr is not None:
+            work += bd
         for e in range(lo, lo + ln):
             if e == best:
                 continue
@@ -155,7 +157,7 @@ def _closure_is(vo, vi, ui, base, adj, lo, ln, target, buf, ctr):
             p0 = p
             nm = 0
             if s1 - p > 16 * m:
-                if ctr is not None:  # a loop, which LLVM would keep
+                if ctr is not None:
                     lg = 1
                     while (1 << lg) < s1 - p:
                         lg += 1
@@ -183,7 +185,8 @@ def _closure_is(vo, vi, ui, base, adj, lo, ln, target, buf, ctr):
                     if p < s1 and vi[p] == x:
                         buf[nm] = x
                         nm += 1
-                work += (p - p0) + m
+                if ctr is not None:
+                    work += (p - p0) + m
             m = nm
             if m <= target:
                 break
