@@ -37,8 +37,8 @@ Task decomposition: a task is a list of (v, k, K): run the subproblem of v but
 only the first-level branches i with i % K == k (K = 1: the whole subproblem;
 the top biclique (X0, N(v)) is reported by k == 0 only).  Which subproblems
 are split, and into how many pieces, is decided before any task runs (see
-:func:`baselines.parmbe.plan_tasks`, which uses :func:`tail_estimates` and
-:func:`tail_sizes`).
+:func:`baselines.parmbe_plan.plan_tasks`, which uses the kernels of
+:mod:`baselines._parmbe_plan_kernel`).
 
 The per-graph scratch arrays (``cnt``, ``slot``, ``touched``: one entry per U
 vertex; ``buf``: the largest V degree) are allocated once by the caller and
@@ -46,6 +46,11 @@ handed to every call: a task is often a few milliseconds of work, and
 allocating and initialising O(|U|) memory plus scanning all of V per task
 would be a per-task cost that grows with the number of tasks.  ``cnt`` must be
 all zeros and ``slot`` all -1 on entry; both are left that way on return.
+
+``run_tasks`` is the engine's search; ``build(skip=False)`` makes it without
+the skip flags (benchmarks/cpu/work_analysis.py measures what they save).  Work
+counters (:mod:`baselines._work`) are on when ``ctr`` is an array and compiled
+out when it is ``None`` (the engine).
 """
 
 from __future__ import annotations
@@ -53,6 +58,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from baselines import _work as WC
 from mbebench.fingerprint import combine_sides_nb, left_elem_nb, right_elem_nb
 
 
@@ -115,11 +121,13 @@ def _sort_slots(vid, aoff, alen, lo, hi):
 
 
 @njit(cache=True, nogil=True)
-def _closure_is(vo, vi, ui, base, adj, lo, ln, target, buf):
+def _closure_is(vo, vi, ui, base, adj, lo, ln, target, buf, ctr):
     """True iff |∩_{j ∈ adj[lo:lo+ln]} N(ui[base + j])| == target.
 
     The intersection always holds at least ``target`` vertices (X, w and the
     absorbed tail vertices), so we stop as soon as it is down to ``target``.
+    ``ctr`` (None, or the counters of :mod:`baselines._work`): the elements
+    read go to ``closure``, and to ``closure_max`` when the test holds.
     """
     best = lo
     bd = vo[ui[base + adj[lo]] + 1] - vo[ui[base + adj[lo]]]
@@ -129,49 +137,65 @@ def _closure_is(vo, vi, ui, base, adj, lo, ln, target, buf):
         if dy < bd:
             bd = dy
             best = e
-    if bd <= target:
-        return True
-    yb = ui[base + adj[best]]
-    s = vo[yb]
-    m = 0
-    for t in range(bd):
-        buf[t] = vi[s + t]
+    # ``work`` feeds the counters only: every update is inside ``ctr is not None``,
+    # which numba prunes for the engine (an unguarded one costs the engine time)
+    work = ln
     m = bd
-    for e in range(lo, lo + ln):
-        if e == best:
-            continue
-        y = ui[base + adj[e]]
-        p = vo[y]
-        s1 = vo[y + 1]
-        nm = 0
-        if s1 - p > 16 * m:
-            for t in range(m):
-                x = buf[t]
-                # binary search for x in vi[p:s1]
-                a = p
-                b = s1
-                while a < b:
-                    mid = (a + b) >> 1
-                    if vi[mid] < x:
-                        a = mid + 1
-                    else:
-                        b = mid
-                p = a
-                if p < s1 and vi[p] == x:
-                    buf[nm] = x
-                    nm += 1
-        else:
-            for t in range(m):
-                x = buf[t]
-                while p < s1 and vi[p] < x:
-                    p += 1
-                if p < s1 and vi[p] == x:
-                    buf[nm] = x
-                    nm += 1
-        m = nm
-        if m <= target:
-            return True
-    return m <= target
+    if bd > target:
+        yb = ui[base + adj[best]]
+        s = vo[yb]
+        for t in range(bd):
+            buf[t] = vi[s + t]
+        if ctr is not None:
+            work += bd
+        for e in range(lo, lo + ln):
+            if e == best:
+                continue
+            y = ui[base + adj[e]]
+            p = vo[y]
+            s1 = vo[y + 1]
+            p0 = p
+            nm = 0
+            if s1 - p > 16 * m:
+                if ctr is not None:
+                    lg = 1
+                    while (1 << lg) < s1 - p:
+                        lg += 1
+                    work += m * lg
+                for t in range(m):
+                    x = buf[t]
+                    # binary search for x in vi[p:s1]
+                    a = p
+                    b = s1
+                    while a < b:
+                        mid = (a + b) >> 1
+                        if vi[mid] < x:
+                            a = mid + 1
+                        else:
+                            b = mid
+                    p = a
+                    if p < s1 and vi[p] == x:
+                        buf[nm] = x
+                        nm += 1
+            else:
+                for t in range(m):
+                    x = buf[t]
+                    while p < s1 and vi[p] < x:
+                        p += 1
+                    if p < s1 and vi[p] == x:
+                        buf[nm] = x
+                        nm += 1
+                if ctr is not None:
+                    work += (p - p0) + m
+            m = nm
+            if m <= target:
+                break
+    ok = m <= target
+    if ctr is not None:
+        ctr[WC.C_CLOSURE] += work
+        if ok:
+            ctr[WC.C_CLOSUREMAX] += work
+    return ok
 
 
 @njit(cache=True, nogil=True)
@@ -223,7 +247,8 @@ def _split_two_hop(v, d, rank, cnt, touched, nt, u_is_left):
 
 
 def new_scratch(uo, vo):
-    """The per-graph scratch arrays of :func:`run_tasks` / :func:`tail_sizes`."""
+    """The per-graph scratch arrays of :func:`run_tasks` and of the planner's
+    ``tail_sizes``."""
     n_u = uo.shape[0] - 1
     maxdv = int(np.diff(vo).max()) if vo.shape[0] > 1 else 1
     return (
@@ -234,260 +259,232 @@ def new_scratch(uo, vo):
     )
 
 
-@njit(cache=True, nogil=True)
-def run_tasks(uo, ui, vo, vi, rank, verts, ks, nks, u_is_left, cnt, slot, touched, buf):
-    """Run the tasks (verts[t], ks[t], nks[t]); see the module docstring.
+_BUILDS: dict = {}
 
-    Returns (count, fingerprint)."""
-    count = np.int64(0)
-    fp = np.uint64(0)
-    v_is_left = not u_is_left
 
-    maxd = 1
-    for t in range(verts.shape[0]):
-        v = verts[t]
-        d = uo[v + 1] - uo[v]
-        if d > maxd:
-            maxd = d
+def build(skip=True):
+    """The search (``run_tasks``) for one setting of the work-analysis switch.
 
-    mark = np.zeros(maxd, np.int64)
-    token = np.int64(0)
-    velem = np.empty(maxd, np.uint64)
+    ``skip``: flag tail vertices whose whole list equals Γ' and skip them (the
+    engine; False only for benchmarks/cpu/work_analysis.py, which measures what
+    the flags save).  The switch is a constant of the compiled code: the
+    engine's build has no trace of the other setting.  Memoised.
+    """
+    key = bool(skip)
+    if key in _BUILDS:
+        return _BUILDS[key]
+    SKIP = key
 
-    vcap = 1024
-    vid = np.empty(vcap, np.int32)
-    aoff = np.empty(vcap, np.int64)
-    alen = np.empty(vcap, np.int32)
-    skip = np.zeros(vcap, np.uint8)
-    acap = 4096
-    adj = np.empty(acap, np.int32)
+    @njit(cache=True, nogil=True)
+    def run_tasks(uo, ui, vo, vi, rank, verts, ks, nks, u_is_left, cnt, slot, touched, buf, ctr):
+        """Run the tasks (verts[t], ks[t], nks[t]); see the module docstring.
+        ``ctr``: None, or the work counters of :mod:`baselines._work` to add to.
 
-    fcap = maxd + 2
-    f_sumx = np.empty(fcap, np.uint64)
-    f_nx = np.empty(fcap, np.int64)
-    f_p0 = np.empty(fcap, np.int64)
-    f_np = np.empty(fcap, np.int64)
-    f_i = np.empty(fcap, np.int64)
-    f_step = np.empty(fcap, np.int64)
-    f_vtop = np.empty(fcap, np.int64)
-    f_atop = np.empty(fcap, np.int64)
-    f_atot = np.empty(fcap, np.int64)
+        Returns (count, fingerprint)."""
+        count = np.int64(0)
+        fp = np.uint64(0)
+        v_is_left = not u_is_left
 
-    for t in range(verts.shape[0]):
-        v = verts[t]
-        k = ks[t]
-        kk = nks[t]
-        base = uo[v]
-        d = uo[v + 1] - base
-        if d == 0:
-            continue
-        # --- count |N(u) ∩ N(v)| for every u in N2(v) -----------------------
-        ntouched = _count_two_hop(v, uo, ui, vo, vi, cnt, touched)
-        killed, npp, tot, sum_x, nx = _split_two_hop(v, d, rank, cnt, touched, ntouched, u_is_left)
-        rv = rank[v]
-        if killed:
+        maxd = 1
+        for t in range(verts.shape[0]):
+            v = verts[t]
+            d = uo[v + 1] - uo[v]
+            if d > maxd:
+                maxd = d
+
+        mark = np.zeros(maxd, np.int64)
+        token = np.int64(0)
+        velem = np.empty(maxd, np.uint64)
+
+        vcap = 1024
+        vid = np.empty(vcap, np.int32)
+        aoff = np.empty(vcap, np.int64)
+        alen = np.empty(vcap, np.int32)
+        skip = np.zeros(vcap, np.uint8)
+        acap = 4096
+        adj = np.empty(acap, np.int32)
+
+        fcap = maxd + 2
+        f_sumx = np.empty(fcap, np.uint64)
+        f_nx = np.empty(fcap, np.int64)
+        f_p0 = np.empty(fcap, np.int64)
+        f_np = np.empty(fcap, np.int64)
+        f_i = np.empty(fcap, np.int64)
+        f_step = np.empty(fcap, np.int64)
+        f_vtop = np.empty(fcap, np.int64)
+        f_atop = np.empty(fcap, np.int64)
+        f_atot = np.empty(fcap, np.int64)
+
+        for t in range(verts.shape[0]):
+            v = verts[t]
+            k = ks[t]
+            kk = nks[t]
+            base = uo[v]
+            d = uo[v + 1] - base
+            if d == 0:
+                continue
+            if ctr is not None:
+                ctr[WC.C_TASKS] += 1
+                for j in range(d):
+                    y = ui[base + j]
+                    ctr[WC.C_N2] += vo[y + 1] - vo[y]
+            # --- count |N(u) ∩ N(v)| for every u in N2(v) -------------------
+            ntouched = _count_two_hop(v, uo, ui, vo, vi, cnt, touched)
+            killed, npp, tot, sum_x, nx = _split_two_hop(
+                v, d, rank, cnt, touched, ntouched, u_is_left
+            )
+            rv = rank[v]
+            if killed:
+                if ctr is not None:
+                    ctr[WC.C_KILLED] += 1
+                for idx in range(ntouched):
+                    cnt[touched[idx]] = 0
+                continue
+            sum_v = np.uint64(0)
+            for j in range(d):
+                velem[j] = _elem(ui[base + j], v_is_left)
+                sum_v += velem[j]
+            # --- root frame: the tail with its lists restricted to N(v) -----
+            vid, aoff, alen, skip, vcap = _reserve_slots(vid, aoff, alen, skip, vcap, npp)
+            adj, acap = _reserve(adj, acap, tot)
+            s = 0
+            off = 0
             for idx in range(ntouched):
-                cnt[touched[idx]] = 0
-            continue
-        sum_v = np.uint64(0)
-        for j in range(d):
-            velem[j] = _elem(ui[base + j], v_is_left)
-            sum_v += velem[j]
-        # --- root frame: the tail with its lists restricted to N(v) ---------
-        vid, aoff, alen, skip, vcap = _reserve_slots(vid, aoff, alen, skip, vcap, npp)
-        adj, acap = _reserve(adj, acap, tot)
-        s = 0
-        off = 0
-        for idx in range(ntouched):
-            u = touched[idx]
-            c = cnt[u]
-            if u != v and rank[u] > rv and c < d:
-                vid[s] = u
-                aoff[s] = off
-                alen[s] = 0
-                skip[s] = 0
-                slot[u] = s
-                s += 1
-                off += c
-        for j in range(d):
-            y = ui[base + j]
-            for e in range(vo[y], vo[y + 1]):
-                si = slot[vi[e]]
-                if si >= 0:
-                    adj[aoff[si] + alen[si]] = j
-                    alen[si] += 1
-        for idx in range(ntouched):
-            u = touched[idx]
-            cnt[u] = 0
-            slot[u] = -1
-        if k == 0:
-            count += 1
-            fp += combine_sides_nb(sum_x, sum_v, u_is_left)
-        if npp == 0:
-            continue
-        _sort_slots(vid, aoff, alen, 0, npp)
-        depth = 0
-        f_sumx[0] = sum_x
-        f_nx[0] = nx
-        f_p0[0] = 0
-        f_np[0] = npp
-        f_i[0] = k
-        f_step[0] = kk
-        f_vtop[0] = npp
-        f_atop[0] = tot
-        f_atot[0] = tot
-        # --- depth-first search, explicit stack -----------------------------
-        while depth >= 0:
-            i = f_i[depth]
-            if i >= f_np[depth]:
-                depth -= 1
-                continue
-            f_i[depth] = i + f_step[depth]
-            p0 = f_p0[depth]
-            ws = p0 + i
-            if skip[ws]:
-                continue
-            lo = aoff[ws]
-            ln = alen[ws]
-            token += 1
-            for e in range(lo, lo + ln):
-                mark[adj[e]] = token
-            vtop = f_vtop[depth]
-            atop = f_atop[depth]
-            pend = p0 + f_np[depth]
-            need_v = vtop + (pend - ws)
-            vid, aoff, alen, skip, vcap = _reserve_slots(vid, aoff, alen, skip, vcap, need_v)
-            adj, acap = _reserve(adj, acap, atop + f_atot[depth])
-            # child tail: remaining tail filtered to Γ' (= w's list)
-            sum_x = f_sumx[depth] + _elem(vid[ws], u_is_left)
-            nx = f_nx[depth] + 1
-            cp0 = vtop
-            a0 = atop
-            for s in range(ws + 1, pend):
-                al = alen[s]
-                so = aoff[s]
-                c = 0
-                for e in range(so, so + al):
-                    x = adj[e]
-                    if mark[x] == token:
-                        adj[atop + c] = x
-                        c += 1
-                if c == ln:
-                    sum_x += _elem(vid[s], u_is_left)
-                    nx += 1
-                    if al == ln:
-                        skip[s] = 1
-                elif c > 0:
-                    vid[vtop] = vid[s]
-                    aoff[vtop] = atop
-                    alen[vtop] = c
-                    skip[vtop] = 0
-                    vtop += 1
-                    atop += c
-            # maximality / first-generation test: |Γ(Γ')| == |X'|
-            if not _closure_is(vo, vi, ui, base, adj, lo, ln, nx, buf):
-                continue
-            sv = np.uint64(0)
-            for e in range(lo, lo + ln):
-                sv += velem[adj[e]]
-            count += 1
-            fp += combine_sides_nb(sum_x, sv, u_is_left)
-            np2 = vtop - cp0
-            if np2 > 0:
-                _sort_slots(vid, aoff, alen, cp0, vtop)
-                depth += 1
-                f_sumx[depth] = sum_x
-                f_nx[depth] = nx
-                f_p0[depth] = cp0
-                f_np[depth] = np2
-                f_i[depth] = 0
-                f_step[depth] = 1
-                f_vtop[depth] = vtop
-                f_atop[depth] = atop
-                f_atot[depth] = atop - a0
-    return count, fp
-
-
-@njit(cache=True, nogil=True)
-def tail_estimates(uo, ui, vo, vi, rank, lo, hi, est):
-    """est[v] for lo <= v < hi: number of wedges v - y - u with rank(u) >
-    rank(v) (a cheap upper bound of the work of the subproblem's first level,
-    and of its tail length).  A range, so that callers can fill ``est`` from
-    several threads."""
-    for v in range(lo, hi):
-        rv = rank[v]
-        s = 0
-        for e in range(uo[v], uo[v + 1]):
-            y = ui[e]
-            for f in range(vo[y], vo[y + 1]):
-                if rank[vi[f]] > rv:
+                u = touched[idx]
+                c = cnt[u]
+                if u != v and rank[u] > rv and c < d:
+                    vid[s] = u
+                    aoff[s] = off
+                    alen[s] = 0
+                    skip[s] = 0
+                    slot[u] = s
                     s += 1
-        est[v] = s
+                    off += c
+            if ctr is not None:
+                ctr[WC.C_P1] += npp
+                if npp > 0:
+                    for j in range(d):
+                        y = ui[base + j]
+                        ctr[WC.C_BUILD] += vo[y + 1] - vo[y]
+            for j in range(d):
+                y = ui[base + j]
+                for e in range(vo[y], vo[y + 1]):
+                    si = slot[vi[e]]
+                    if si >= 0:
+                        adj[aoff[si] + alen[si]] = j
+                        alen[si] += 1
+            for idx in range(ntouched):
+                u = touched[idx]
+                cnt[u] = 0
+                slot[u] = -1
+            if k == 0:
+                count += 1
+                fp += combine_sides_nb(sum_x, sum_v, u_is_left)
+                if ctr is not None:
+                    ctr[WC.C_REPORT] += d
+            if npp == 0:
+                continue
+            _sort_slots(vid, aoff, alen, 0, npp)
+            if ctr is not None:
+                ctr[WC.C_SORT] += npp
+            depth = 0
+            f_sumx[0] = sum_x
+            f_nx[0] = nx
+            f_p0[0] = 0
+            f_np[0] = npp
+            f_i[0] = k
+            f_step[0] = kk
+            f_vtop[0] = npp
+            f_atop[0] = tot
+            f_atot[0] = tot
+            # --- depth-first search, explicit stack -------------------------
+            while depth >= 0:
+                i = f_i[depth]
+                if i >= f_np[depth]:
+                    depth -= 1
+                    continue
+                f_i[depth] = i + f_step[depth]
+                p0 = f_p0[depth]
+                ws = p0 + i
+                if skip[ws]:
+                    continue
+                lo = aoff[ws]
+                ln = alen[ws]
+                token += 1
+                for e in range(lo, lo + ln):
+                    mark[adj[e]] = token
+                vtop = f_vtop[depth]
+                atop = f_atop[depth]
+                pend = p0 + f_np[depth]
+                if ctr is not None:
+                    ctr[WC.C_NODES] += 1
+                    ctr[WC.C_LPRIME] += ln
+                    ctr[WC.C_PVERTS] += pend - ws - 1
+                need_v = vtop + (pend - ws)
+                vid, aoff, alen, skip, vcap = _reserve_slots(vid, aoff, alen, skip, vcap, need_v)
+                adj, acap = _reserve(adj, acap, atop + f_atot[depth])
+                # child tail: remaining tail filtered to Γ' (= w's list)
+                sum_x = f_sumx[depth] + _elem(vid[ws], u_is_left)
+                nx = f_nx[depth] + 1
+                cp0 = vtop
+                a0 = atop
+                for s in range(ws + 1, pend):
+                    al = alen[s]
+                    so = aoff[s]
+                    if ctr is not None:
+                        ctr[WC.C_EXPAND] += al
+                    c = 0
+                    for e in range(so, so + al):
+                        x = adj[e]
+                        if mark[x] == token:
+                            adj[atop + c] = x
+                            c += 1
+                    if c == ln:
+                        sum_x += _elem(vid[s], u_is_left)
+                        nx += 1
+                        if SKIP and al == ln:
+                            skip[s] = 1
+                    elif c > 0:
+                        vid[vtop] = vid[s]
+                        aoff[vtop] = atop
+                        alen[vtop] = c
+                        skip[vtop] = 0
+                        vtop += 1
+                        atop += c
+                # maximality / first-generation test: |Γ(Γ')| == |X'|
+                if not _closure_is(vo, vi, ui, base, adj, lo, ln, nx, buf, ctr):
+                    if ctr is not None:
+                        ctr[WC.C_NONMAX] += 1
+                    continue
+                sv = np.uint64(0)
+                for e in range(lo, lo + ln):
+                    sv += velem[adj[e]]
+                count += 1
+                fp += combine_sides_nb(sum_x, sv, u_is_left)
+                np2 = vtop - cp0
+                if ctr is not None:
+                    ctr[WC.C_REPORT] += ln
+                if np2 > 0:
+                    _sort_slots(vid, aoff, alen, cp0, vtop)
+                    if ctr is not None:
+                        ctr[WC.C_SORT] += np2
+                    depth += 1
+                    f_sumx[depth] = sum_x
+                    f_nx[depth] = nx
+                    f_p0[depth] = cp0
+                    f_np[depth] = np2
+                    f_i[depth] = 0
+                    f_step[depth] = 1
+                    f_vtop[depth] = vtop
+                    f_atop[depth] = atop
+                    f_atot[depth] = atop - a0
+        if ctr is not None:
+            ctr[WC.C_BICLIQUES] += count
+        return count, fp
+
+    _BUILDS[key] = run_tasks
+    return run_tasks
 
 
-@njit(cache=True, nogil=True)
-def tail_sizes(uo, ui, vo, vi, rank, verts, cnt, touched):
-    """Per vertex of ``verts``: the length of its subproblem's first-level
-    tail, or -1 if the subproblem is empty (X0 holds a lower-rank vertex)."""
-    out = np.empty(verts.shape[0], np.int64)
-    for t in range(verts.shape[0]):
-        v = verts[t]
-        d = uo[v + 1] - uo[v]
-        nt = _count_two_hop(v, uo, ui, vo, vi, cnt, touched)
-        # the side only enters the X0 hash sum, unused here
-        killed, npp, _, _, _ = _split_two_hop(v, d, rank, cnt, touched, nt, True)
-        for idx in range(nt):
-            cnt[touched[idx]] = 0
-        out[t] = -1 if killed or d == 0 else npp
-    return out
-
-
-@njit(cache=True, nogil=True)
-def build_tasks(verts, cost, kk, tau, max_chunk):
-    """Tasks in the order of ``verts``: runs of unsplit vertices (kk == 1) of
-    about ``tau`` cost and at most ``max_chunk`` vertices, and one task per
-    piece k < K of a vertex split into K = kk pieces.
-
-    Returns the items (vertex, k, K) in task order and the task bounds."""
-    n_items = 0
-    for i in range(verts.shape[0]):
-        n_items += kk[i]
-    tv = np.empty(n_items, np.int32)
-    tk = np.empty(n_items, np.int32)
-    tn = np.empty(n_items, np.int32)
-    bounds = np.empty(n_items + 1, np.int32)
-    nt = 0
-    m = 0
-    acc = 0.0
-    run = 0
-    for i in range(verts.shape[0]):
-        kv = kk[i]
-        if kv > 1:
-            if run > 0:
-                nt += 1
-                acc = 0.0
-                run = 0
-            for k in range(kv):
-                bounds[nt] = m
-                tv[m] = verts[i]
-                tk[m] = k
-                tn[m] = kv
-                m += 1
-                nt += 1
-            continue
-        if run == 0:
-            bounds[nt] = m
-        tv[m] = verts[i]
-        tk[m] = 0
-        tn[m] = 1
-        m += 1
-        run += 1
-        acc += cost[i]
-        if acc >= tau or run >= max_chunk:
-            nt += 1
-            acc = 0.0
-            run = 0
-    if run > 0:
-        nt += 1
-    bounds[nt] = m
-    return tv, tk, tn, bounds[: nt + 1].copy()
+# the engine's search
+run_tasks = build()

@@ -17,6 +17,7 @@ import time
 import numpy as np
 
 from baselines import _imbea_kernel as K
+from baselines._imbea_parts import elem_weights
 from baselines.imbea_spec import SIDES
 from mbebench.csr import CSRGraph, from_edges
 from mbebench.engine import EngineResult
@@ -30,7 +31,7 @@ def choose_side(graph: CSRGraph) -> str:
     every x) and the bitset rows are as wide as the largest candidate degree;
     taking candidates from the side whose *other* side has the smaller
     sum of squared degrees was the faster choice on the benchmark graphs
-    (see benchmarks/cpu.md).
+    (see benchmarks/cpu/imbea.md).
     """
     dl = np.diff(np.asarray(graph.left_offsets)).astype(np.float64)
     dr = np.diff(np.asarray(graph.right_offsets)).astype(np.float64)
@@ -59,7 +60,7 @@ def _arrays(graph: CSRGraph, side: str):
 def prepare(graph: CSRGraph, side: str):
     """Everything the search needs, as a tuple of arrays (see ``enumerate_tasks``)."""
     c_off, c_idx, l_off, l_idx, cand_is_left = _arrays(graph, side)
-    w_left, w_right = K.elem_weights(graph.n_left, graph.n_right)
+    w_left, w_right = elem_weights(graph.n_left, graph.n_right)
     wc, wl = (w_left, w_right) if cand_is_left else (w_right, w_left)
     order, rank, start = candidate_order(c_off, c_idx)
     tasks = order[start[order]].astype(np.int32)
@@ -82,6 +83,7 @@ def enumerate_tasks(prep, tasks: np.ndarray, collect: bool = False):
         rank,
         np.ascontiguousarray(tasks, dtype=np.int32),
         collect,
+        None,  # no work counters (benchmarks/cpu/work_analysis.py passes them)
     )
 
 

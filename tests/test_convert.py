@@ -270,7 +270,7 @@ def test_sigterm_mid_convert_leaves_nothing(tmp_path):
     assert files_in(res) == []
 
 
-# `python benchmarks/bench_ingest.py digests` before the chunked parser (commit 36c919c):
+# `python benchmarks/ingest/bench_ingest.py digests` before the chunked parser (commit 36c919c):
 # the CSR files must stay the same, byte for byte.
 MIRROR_CSR_SHA256 = {
     "brunson_corporate-leadership":

@@ -156,7 +156,7 @@ def test_select_and_configs_use_the_rows_fields_not_their_file_names():
 
 
 def test_v1_rows_are_read_as_today(tmp_path):
-    """Rows written before labels and 'timed' (benchmarks/device-run/rows)."""
+    """Rows written before labels and 'timed' (benchmarks/archive/device-run/rows)."""
     row = cumbe("A", "noWS", instr=True)
     for key in ("label", "timed", "entry", "command"):
         row.pop(key)

@@ -1,5 +1,6 @@
-"""The instrumented search variants of benchmarks/_work_kernels.py (used by
-benchmarks/work_analysis.py): every switch setting must find exactly the
+"""The work-analysis builds of the engines' kernels (``baselines._imbea_kernel.build``,
+``baselines._parmbe_kernel.build`` with work counters, driven by
+benchmarks/cpu/work_analysis.py): every switch setting must find exactly the
 maximal bicliques, on random graphs and graphs with hubs and twins."""
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import numpy as np
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "benchmarks"))
+sys.path.insert(0, str(REPO / "benchmarks" / "cpu"))
 
 import work_analysis as WA  # noqa: E402
 

@@ -1,6 +1,6 @@
 """One small random graph through one cuMBE configuration, against the brute-force oracle.
 
-For compute-sanitizer on the device (benchmarks/gpu/rounds/3-block-stealing-fault):
+For compute-sanitizer on the device (benchmarks/archive/gpu/rounds/3-block-stealing-fault):
 
     CUMBE_LINEINFO=1 CUMBE_NOINLINE=1 compute-sanitizer --tool memcheck --print-limit 3 \\
       --show-backtrace device python3 benchmarks/gpu/fault_case.py 7 \\

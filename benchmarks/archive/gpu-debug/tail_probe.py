@@ -1,6 +1,6 @@
 """Where does a graph's kernel time go: throughput or a tail?  Device only:
 
-    python benchmarks/gpu/tail_probe.py OUT.json GRAPH.csr[,GRAPH.csr...] [configs-json]
+    python benchmarks/archive/gpu-debug/tail_probe.py OUT.json GRAPH.csr[,GRAPH.csr...] [configs-json]
 
 For each graph: the default run (median of 3), the instrumented run (per-warp busy seconds:
 max, 99th percentile, median, mean, and the summed phases), and the given configs (default:
@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 warnings.simplefilter("ignore")
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 from cumbe.engine import run
 from mbebench.csr import read_csr
 

@@ -1,13 +1,15 @@
 """Where does iMBEA's search spend more work than ParMBE's?  Counts and times of
-the instrumented searches of benchmarks/_work_kernels.py, one design factor at
-a time, on one CSR graph.
+the engines' own searches built with work counters (baselines._work) and the
+design switches of ``baselines._imbea_kernel.build`` /
+``baselines._parmbe_kernel.build``, one design factor at a time, on one CSR
+graph.
 
-    python benchmarks/work_analysis.py GRAPH.csr [--variants NAME,NAME,...]
+    python benchmarks/cpu/work_analysis.py GRAPH.csr [--variants NAME,NAME,...]
         [--no-engines] [--json OUT.jsonl] [--label TEXT]
 
 A variant is ``FAMILY[:key=value,...]``: family ``imbea`` (bitset rows, Q) or
-``parmbe`` (per-vertex lists, closure), keys as in _work_kernels' docstring
-plus ``side`` (imbea: auto|left|right|other, auto = the engine's choice by sum
+``parmbe`` (per-vertex lists, closure), keys as the arguments of the two
+``build`` functions plus ``side`` (imbea: auto|left|right|other, auto = the engine's choice by sum
 of squared degrees; parmbe: smaller|larger|left|right|other, smaller = the
 engine's) and ``order`` (first-level rank: asc = (degree, id) as both engines,
 desc, random).  Named presets: see ``PRESETS`` (``--variants all``).
@@ -31,17 +33,18 @@ from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
-import _work_kernels as WK  # noqa: E402
-
-from baselines import imbea, parmbe  # noqa: E402
+from baselines import _imbea_kernel, _parmbe_kernel, imbea, parmbe  # noqa: E402
+from baselines._imbea_parts import elem_weights  # noqa: E402
+from baselines._work import as_dict, new_counters  # noqa: E402
 from mbebench.csr import CSRGraph, from_edges, read_csr  # noqa: E402
 from mbebench.order import twin_filter  # noqa: E402
 
 IMBEA_DEFAULT = {"side": "auto", "order": "asc", "wmode": 0, "check": 0, "buildq": 1, "twin": 1}
+BUILD_KEYS = ("wmode", "check", "buildq", "twin")  # _imbea_kernel.build's arguments, in order
 PARMBE_DEFAULT = {"side": "smaller", "order": "asc", "skip": 1}
 
 # name -> variant string; the first of each family is the engine's own setting
@@ -77,10 +80,8 @@ def parse_variant(text: str) -> tuple[str, dict]:
         if k not in spec:
             raise ValueError(f"unknown key {k!r} for {fam}")
         spec[k] = v if k in ("side", "order") else int(v)
-    if fam == "imbea" and spec["check"] == 1 and spec["twin"] == 1:
-        raise ValueError("twin=1 needs check=0 (see _work_kernels)")
-    if fam == "imbea" and spec["check"] == 0 and spec["buildq"] == 0:
-        raise ValueError("check=0 (scan Q) needs buildq=1")
+    if fam == "imbea":  # the builder refuses the combinations it does not offer
+        _imbea_kernel.build(*(spec[k] for k in BUILD_KEYS))
     return fam, spec
 
 
@@ -123,20 +124,23 @@ def run_variant(graph: CSRGraph, name: str) -> dict:
     ro, ri = _arr(graph.right_offsets, np.int64), _arr(graph.right_indices, np.int32)
     c_off, c_idx, l_off, l_idx = (lo, li, ro, ri) if left else (ro, ri, lo, li)
     rank = ranks(c_off, spec["order"])
-    ctr = np.zeros(WK.NCTR, np.int64)
+    ctr = new_counters()
     t0, c0 = time.perf_counter(), time.process_time()
     order = np.argsort(rank).astype(np.int32)
     if fam == "imbea":
+        search = _imbea_kernel.build(*(spec[k] for k in BUILD_KEYS))
         start = twin_filter(c_off, c_idx, rank)
         tasks = order[start[order]]
-        count, fp = WK.imbea_work(
-            c_off, c_idx, l_off, l_idx, left, rank, tasks,
-            spec["wmode"], spec["check"], spec["buildq"], spec["twin"], ctr,
-        )  # fmt: skip
+        w_left, w_right = elem_weights(graph.n_left, graph.n_right)
+        wc, wl = (w_left, w_right) if left else (w_right, w_left)
+        count, fp, *_ = search(c_off, c_idx, l_off, l_idx, wc, wl, left, rank, tasks, False, ctr)
     else:
+        search = _parmbe_kernel.build(skip=bool(spec["skip"]))
         verts = order[np.diff(c_off)[order] > 0]
-        count, fp = WK.parmbe_work(c_off, c_idx, l_off, l_idx, rank.astype(np.int32), verts, left,
-                                   spec["skip"], ctr)  # fmt: skip
+        ones = np.ones(verts.size, np.int32)  # whole subproblems: piece 0 of 1
+        cnt, slot, touched, buf = _parmbe_kernel.new_scratch(c_off, l_off)
+        count, fp = search(c_off, c_idx, l_off, l_idx, rank.astype(np.int32), verts, ones - 1,
+                           ones, left, cnt, slot, touched, buf, ctr)  # fmt: skip
     secs, cpu = time.perf_counter() - t0, time.process_time() - c0
     return {
         "variant": name,
@@ -147,7 +151,7 @@ def run_variant(graph: CSRGraph, name: str) -> dict:
         "fingerprint": f"0x{int(fp):016x}",
         "seconds": round(secs, 3),
         "cpu_seconds": round(cpu, 3),
-        "counters": dict(zip(WK.COUNTERS, (int(x) for x in ctr))),
+        "counters": as_dict(ctr),
     }
 
 

@@ -1,9 +1,9 @@
 """Ingest figures: parse speed on the mirror, peak memory per edge line, CSR digests.
 
-    python benchmarks/bench_ingest.py speed [--repeats 7]
-    python benchmarks/bench_ingest.py rss --lines 10000000 [--file /tmp/mbe-edges-10M.txt]
-    python benchmarks/bench_ingest.py digests
-    python benchmarks/bench_ingest.py ab --old /tmp/mbe-old/mbebench/konect.py
+    python benchmarks/ingest/bench_ingest.py speed [--repeats 7]
+    python benchmarks/ingest/bench_ingest.py rss --lines 10000000 [--file /tmp/mbe-edges-10M.txt]
+    python benchmarks/ingest/bench_ingest.py digests
+    python benchmarks/ingest/bench_ingest.py ab --old /tmp/mbe-old/mbebench/konect.py
 
 ``speed``: median seconds of ``parse_edge_list`` on every ``out.*`` file of the
 KONECT mirror (after one warm-up parse).  ``rss``: writes a KONECT edge list of
@@ -31,7 +31,7 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 MIRROR = REPO.parent / "shared" / "konect-mirror"
 
 

@@ -1,6 +1,6 @@
 """Benchmark the serial iMBEA engine on the paper's KONECT datasets.
 
-    python benchmarks/bench_cpu.py [--mirror DIR] [--cache DIR] [--side auto|left|right]
+    python benchmarks/cpu/bench_cpu.py [--mirror DIR] [--cache DIR] [--side auto|left|right]
         [--timeout S] [--repeats N] [--json OUT] [DATASET ...]
 
 Each archive of the local KONECT mirror is converted once (mbebench.convert)
@@ -22,7 +22,7 @@ import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "benchmarks"))
 from mirror import cached_csr, mirror_datasets  # noqa: E402
 

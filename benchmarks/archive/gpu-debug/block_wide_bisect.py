@@ -1,7 +1,7 @@
 """Which block-wide task makes the kernel fault?  Bisection over a graph's block-wide tasks,
 one child process per launch (a fault leaves the CUDA context unusable).  Device only:
 
-    python benchmarks/gpu/block_wide_bisect.py GRAPH.csr AW [--warp-tasks all|none] [--blocks N]
+    python benchmarks/archive/gpu-debug/block_wide_bisect.py GRAPH.csr AW [--warp-tasks all|none] [--blocks N]
 
 Tasks whose arena need exceeds AW (``warp_arena_words``) run block-wide, largest need first
 (as the engine orders them).  A child runs the block-wide tasks [J0, J1) of that order (plus
@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 warnings.simplefilter("ignore")
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(REPO))
 FAULT = 3
 

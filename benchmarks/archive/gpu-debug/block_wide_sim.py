@@ -1,7 +1,7 @@
 """A graph's block-wide tasks one at a time in numba's CUDA simulator, whose numpy arrays
-check every index: the search for the device fault of benchmarks/gpu/rounds/7 and 8.
+check every index: the search for the device fault of benchmarks/archive/gpu/rounds/7 and 8.
 
-    NUMBA_ENABLE_CUDASIM=1 python benchmarks/gpu/block_wide_sim.py .csr/marvel.csr 2496 [FIRST [COUNT]]
+    NUMBA_ENABLE_CUDASIM=1 python benchmarks/archive/gpu-debug/block_wide_sim.py .csr/marvel.csr 2496 [FIRST [COUNT]]
 
 Tasks whose arena need exceeds ``warp_arena_words`` (2496 on Marvel: 512 tasks) run
 block-wide, one per engine call (128 threads, one block), smallest need first, from the

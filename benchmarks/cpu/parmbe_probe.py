@@ -1,6 +1,6 @@
 """How much slower does one ParMBE worker run when P of them run at once?
 
-    python benchmarks/parmbe_probe.py --cache DIR [--processes 1,2,4,8,16]
+    python benchmarks/cpu/parmbe_probe.py --cache DIR [--processes 1,2,4,8,16]
         [--dataset YouTube] [--seconds 0.4]
 
 For each P, P processes (spawned, JIT warm) start together (a barrier) and each
@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 from numba import njit
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 

@@ -1,7 +1,7 @@
 """Benchmark ParMBE (baselines/parmbe.py) on the paper's KONECT datasets and a
 synthetic hub graph, for one or more process counts.
 
-    python benchmarks/bench_parmbe.py [--processes 1,2,4,8,16] [--mirror DIR]
+    python benchmarks/cpu/bench_parmbe.py [--processes 1,2,4,8,16] [--mirror DIR]
         [--cache DIR] [--timeout S] [--repeats N] [--split-threshold N]
         [--tasks-per-process N] [--side smaller|larger|left|right] [--json OUT]
         [DATASET ...]
@@ -14,7 +14,7 @@ whole group is killed, the dataset is recorded as a timeout and the next
 process count / dataset goes on.  Prints one line per run (algo s = median of
 the repeats; compile s = the pool's JIT warm-up, apart from algo s; plan_s,
 ramp_s, end_spread_s and the busy / CPU sums say where algo s goes, see
-benchmarks/parmbe.md).
+benchmarks/cpu/parmbe.md).
 
 Dataset ``hub-13.8k`` is synthetic: a 2000 x 2000 sparse random graph plus two
 vertices of degree 1200 on each side (13,770 edges), the shape on which the
@@ -33,7 +33,7 @@ import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
 from mirror import cached_csr, mirror_datasets  # noqa: E402

@@ -1,0 +1,70 @@
+"""Work counters of the instrumented CPU kernels (benchmarks/cpu/work_analysis.py).
+
+The iMBEA and ParMBE kernels take ``ctr``: ``None`` for the engines, or an
+int64 array of ``NCTR`` counters that the search adds to.  Numba compiles the
+``None`` case as its own specialisation and prunes every ``if ctr is not
+None`` branch, so the engines run the search without a trace of the counting.
+
+"Elements" are neighbour-list entries read; "words" are 64-bit bitset words
+read (iMBEA keeps N(v) ∩ N(x0) as a bitset row over the positions of N(x0)).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+COUNTERS = (
+    "tasks",  # first-level subtrees entered (N2 scanned)
+    "killed",  # ... found non-maximal at the first level
+    "nodes",  # candidates tried below the first level
+    "nonmax",  # ... whose biclique was not maximal
+    "bicliques",
+    "n2_scan",  # elements: N(u) for u in N(x0), counting |N(w) ∩ N(x0)|
+    "local_build",  # elements: second pass filling rows / restricted lists
+    "zero_words",  # words: rows zeroed per task
+    "lprime",  # L' construction: words ANDed / elements marked
+    "qcheck",  # maximality by Q: words read
+    "qverts",  # ... Q vertices visited
+    "expand",  # expansion / child tail: words read (bitset) or elements (lists)
+    "pverts",  # ... P / tail vertices visited
+    "closure",  # maximality by closure: global-list elements read
+    "sort",  # candidate selection: keys sorted
+    "p1",  # first-level P' sizes, summed
+    "q1",  # first-level Q' sizes, summed
+    "report",  # L' elements hashed for the fingerprint
+    "qcheck_q1",  # part of qcheck spent on first-level Q' (lower-rank) vertices
+    "qcheck_max",  # part of qcheck spent at maximal nodes (a full scan of Q)
+    "closure_max",  # part of closure spent at maximal nodes
+)
+NCTR = len(COUNTERS)
+(
+    C_TASKS,
+    C_KILLED,
+    C_NODES,
+    C_NONMAX,
+    C_BICLIQUES,
+    C_N2,
+    C_BUILD,
+    C_ZERO,
+    C_LPRIME,
+    C_QCHECK,
+    C_QVERTS,
+    C_EXPAND,
+    C_PVERTS,
+    C_CLOSURE,
+    C_SORT,
+    C_P1,
+    C_Q1,
+    C_REPORT,
+    C_QCHECK1,
+    C_QCHECKMAX,
+    C_CLOSUREMAX,
+) = range(NCTR)
+
+
+def new_counters() -> np.ndarray:
+    return np.zeros(NCTR, np.int64)
+
+
+def as_dict(ctr: np.ndarray) -> dict[str, int]:
+    return dict(zip(COUNTERS, (int(x) for x in ctr)))

@@ -1,0 +1,232 @@
+"""ParMBE's plan (:mod:`baselines.parmbe`): the side to split on, the degree
+ranks, and the tasks in dispatch order, made in the parent before any task runs.
+
+* vertices most expensive first (estimate: wedges v - y - u with rank(u) >
+  rank(v), computed by ``processes`` threads), in tasks of about
+  total/(processes * TASKS_PER_PROCESS) estimated work;
+* nested-parallelism equivalent: a subproblem whose first-level tail is longer
+  than ``split_threshold``, or whose estimate alone exceeds one task's share,
+  is planned as K tasks that each run the first-level branches i ≡ k (mod K),
+  at the subproblem's place in the order.
+
+:class:`_Prepared` (one oriented graph, its ranks and scratch arrays) is what
+the parent plans on and what every worker and the serial run execute tasks on.
+"""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from baselines.parmbe_spec import SIDES
+from mbebench.csr import CSRGraph, from_edges
+
+DEFAULT_SPLIT_THRESHOLD = 2048
+DEFAULT_MAX_SPLIT = 64
+# Tasks per process.  The order (most expensive first) already keeps the end
+# of the schedule to small tasks; more tasks only add per-task costs, fewer
+# let a misestimated heavy task end late (replaying measured per-vertex times
+# of YouTube, movielens-u-i, Marvel and movielens-t-i: 16-64 are within 1-3 %
+# of the ideal at 16 processes, 8 is up to 1.5x).
+TASKS_PER_PROCESS = 32
+MAX_CHUNK_VERTICES = 1024
+
+
+def _ro(a: np.ndarray, dtype) -> np.ndarray:
+    """Read-only, C-contiguous, base-class view (one numba signature for
+    memory-mapped and in-memory graphs)."""
+    b = np.ascontiguousarray(np.asarray(a), dtype=dtype)
+    if b.flags.writeable:
+        b = b.view()
+        b.flags.writeable = False
+    return b
+
+
+def choose_side(graph: CSRGraph, side: str = SIDES[0]) -> bool:
+    """True if we split on the CSR's left side."""
+    if side == "left":
+        return True
+    if side == "right":
+        return False
+    if side == "larger":
+        return graph.n_left >= graph.n_right
+    if side == "smaller":
+        return graph.n_left <= graph.n_right
+    raise ValueError(f"side must be one of {', '.join(SIDES)}, not {side!r}")
+
+
+def oriented(graph: CSRGraph, u_is_left: bool):
+    lo, li = _ro(graph.left_offsets, np.int64), _ro(graph.left_indices, np.int32)
+    ro, ri = _ro(graph.right_offsets, np.int64), _ro(graph.right_indices, np.int32)
+    return (lo, li, ro, ri) if u_is_left else (ro, ri, lo, li)
+
+
+def degree_rank(uo: np.ndarray) -> np.ndarray:
+    """rank[u] = position of u in the order by (degree, id)."""
+    deg = np.diff(uo)
+    order = np.argsort(deg, kind="stable")  # ties keep id order
+    rank = np.empty(deg.size, dtype=np.int32)
+    rank[order] = np.arange(deg.size, dtype=np.int32)
+    return rank
+
+
+class Plan:
+    """Tasks in dispatch order.  Task i is the items bounds[i]:bounds[i+1] of
+    (verts, ks, nks): run the subproblem of verts[j], first-level branches
+    i ≡ ks[j] (mod nks[j])."""
+
+    def __init__(self, verts, ks, nks, bounds, n_split=0, n_presplit=0):
+        self.verts, self.ks, self.nks, self.bounds = verts, ks, nks, bounds
+        self.n_split = int(n_split)  # subproblems split for their tail length
+        self.n_presplit = int(n_presplit)  # ... for their estimated cost alone
+        self.n_tasks = len(bounds) - 1
+
+    def task(self, i: int):
+        a, b = self.bounds[i], self.bounds[i + 1]
+        return self.verts[a:b], self.ks[a:b], self.nks[a:b]
+
+    def to_bytes(self) -> bytes:
+        head = np.array([self.n_tasks, len(self.verts)], np.int32)
+        parts = (head, self.bounds, self.verts, self.ks, self.nks)
+        return b"".join(np.ascontiguousarray(x, np.int32).tobytes() for x in parts)
+
+    @classmethod
+    def from_file(cls, path: str) -> Plan:
+        a = np.fromfile(path, dtype=np.int32)
+        nt, ni = int(a[0]), int(a[1])
+        o = 2 + nt + 1
+        return cls(a[o : o + ni], a[o + ni : o + 2 * ni], a[o + 2 * ni : o + 3 * ni], a[2:o])
+
+
+def plan_tasks(
+    prep: _Prepared,
+    processes: int,
+    split_threshold: int = DEFAULT_SPLIT_THRESHOLD,
+    max_split: int = DEFAULT_MAX_SPLIT,
+    threads: ThreadPoolExecutor | None = None,
+    tasks_per_process: int = TASKS_PER_PROCESS,
+) -> Plan:
+    """Vertices with at least one neighbour, most expensive first, in tasks of
+    about tau = total/(processes * tasks_per_process) estimated work.
+
+    A subproblem becomes K > 1 tasks (first-level branches i ≡ k mod K, one
+    task each, at its place in the order) if its first-level tail is longer
+    than ``split_threshold`` (K = 2 * ceil(tail / split_threshold), 2 to
+    ``max_split``), or if its estimate alone exceeds tau (K = estimate / tau, at
+    most ``max_split``): as one task, a subproblem bigger than a process's
+    share bounds the run's time from below however early it starts.
+    """
+    from baselines import _parmbe_plan_kernel as PK
+
+    est = prep.estimates(threads, processes)
+    deg = np.diff(prep.uo)
+    active = np.flatnonzero(deg > 0)
+    cost = est[active].astype(np.float64) + deg[active]  # + setup cost
+    order = np.argsort(-cost, kind="stable")  # ties keep id order
+    verts = active[order].astype(np.int32)
+    cost = cost[order]
+    est = est[verts]
+    tau = max(cost.sum() / (max(processes, 1) * max(tasks_per_process, 1)), 1.0)
+    max_split = max(max_split, 1)
+
+    kk = np.ones(verts.size, np.int32)
+    # est bounds the tail length (each tail vertex closes at least one wedge),
+    # so the exact length is counted only where it may exceed the threshold.
+    n_split = 0
+    if split_threshold >= 0:
+        ci = np.flatnonzero(est > split_threshold)
+        if ci.size:
+            tail = prep.tail_sizes(verts[ci])  # -1: empty subproblem
+            ci = ci[tail > split_threshold]
+            want = 2 * np.ceil(tail[tail > split_threshold] / max(split_threshold, 1))
+            kk[ci] = np.minimum(max_split, np.maximum(2, want))
+            n_split = int(np.count_nonzero(kk > 1))
+    # By cost: at most est pieces (there are no more first-level branches).
+    by_cost = np.flatnonzero(cost > tau)
+    k_cost = np.minimum(np.ceil(cost[by_cost] / tau), np.maximum(est[by_cost], 1))
+    k_cost = np.minimum(k_cost, max_split).astype(np.int32)
+    n_presplit = int(np.count_nonzero((k_cost > 1) & (kk[by_cost] == 1)))
+    kk[by_cost] = np.maximum(kk[by_cost], k_cost)
+    tv, tk, tn, bounds = PK.build_tasks(verts, cost, kk, tau, MAX_CHUNK_VERTICES)
+    return Plan(tv, tk, tn, bounds, n_split, n_presplit)
+
+
+class _Prepared:
+    """One oriented graph with its ranks and scratch arrays, as used by the
+    kernel."""
+
+    def __init__(self, graph: CSRGraph, u_is_left: bool):
+        self.uo, self.ui, self.vo, self.vi = oriented(graph, u_is_left)
+        self.u_is_left = bool(u_is_left)
+        self.rank = degree_rank(self.uo)
+        self._scratch = None
+
+    def scratch(self):
+        if self._scratch is None:
+            from baselines import _parmbe_kernel as K
+
+            self._scratch = K.new_scratch(self.uo, self.vo)
+        return self._scratch
+
+    def estimates(self, threads: ThreadPoolExecutor | None = None, nthreads: int = 1) -> np.ndarray:
+        from baselines import _parmbe_plan_kernel as K
+
+        n = len(self.uo) - 1
+        est = np.zeros(n, np.int64)
+        args = (self.uo, self.ui, self.vo, self.vi, self.rank)
+        if threads is None or nthreads <= 1 or self.uo[-1] < 16384:
+            K.tail_estimates(*args, 0, n, est)
+            return est
+        # The work of a vertex grows with its edges: blocks of equal edge
+        # counts, a few per thread (the kernel releases the GIL).
+        nb = 4 * nthreads
+        cuts = np.searchsorted(self.uo, np.linspace(0, self.uo[-1], nb + 1), side="left")
+        cuts[0], cuts[-1] = 0, n
+        cuts = np.maximum.accumulate(np.minimum(cuts, n))
+        jobs = [
+            threads.submit(K.tail_estimates, *args, int(lo), int(hi), est)
+            for lo, hi in zip(cuts[:-1], cuts[1:])
+            if hi > lo
+        ]
+        for j in jobs:
+            j.result()
+        return est
+
+    def tail_sizes(self, verts: np.ndarray) -> np.ndarray:
+        from baselines import _parmbe_plan_kernel as K
+
+        cnt, _, touched, _ = self.scratch()
+        verts = np.ascontiguousarray(verts, np.int32)
+        return K.tail_sizes(self.uo, self.ui, self.vo, self.vi, self.rank, verts, cnt, touched)
+
+    def run(self, verts, ks, nks):
+        from baselines import _parmbe_kernel as K
+
+        cnt, slot, touched, buf = self.scratch()
+        c, fp = K.run_tasks(
+            self.uo, self.ui, self.vo, self.vi, self.rank, verts, ks, nks,
+            self.u_is_left, cnt, slot, touched, buf, None,
+        )  # fmt: skip
+        return int(c), int(fp)
+
+
+def _warm_graph() -> CSRGraph:
+    rng = np.random.default_rng(7)
+    m = rng.random((12, 40)) < 0.35
+    m[0, :] = True  # a hub: exercises splits and the large sort
+    left, right = np.nonzero(m)
+    return from_edges(left, right, 12, 40)
+
+
+def warm_up() -> float:
+    """Compile (or load from cache) every kernel specialisation; seconds taken."""
+    t0 = time.perf_counter()
+    g = _warm_graph()
+    for u_is_left in (True, False):
+        p = _Prepared(g, u_is_left)
+        plan = plan_tasks(p, 2, 2)
+        for i in range(plan.n_tasks):
+            p.run(*plan.task(i))
+    return time.perf_counter() - t0
