@@ -259,4 +259,4 @@ def test_a_new_engine_is_one_file_and_needs_no_other_edit(tmp_path, monkeypatch)
     speed = tables.speedup_table(loaded, ["g"])
     assert "Throwaway w=2 mode=slow [s]" in speed.columns
     tables.write_all(loaded, ["g"], tmp_path / "tables")
-    assert len(plots.write_all(loaded, ["g"], tmp_path / "plots")) == 6
+    assert len(plots.write_all(loaded, ["g"], tmp_path / "plots")) == 8
