@@ -18,10 +18,11 @@ from mbebench.report import select as sel
 SIMULATOR_TEXT = "CUDA simulator on the CPU: simulation seconds, not GPU times"
 NO_GPU_TEXT = "no instrumented GPU runs (no CUDA device)"
 DECADE = 10.0  # values spanning at least this ratio get a log axis
+DPI = 150  # the PNG's; the figure is laid out at it, so what is checked is what is saved
 
 
 def new(width: float, height: float) -> Figure:
-    fig = Figure(figsize=(width, height), layout="constrained")
+    fig = Figure(figsize=(width, height), dpi=DPI, layout="constrained")
     FigureCanvasAgg(fig)
     return fig
 
@@ -35,7 +36,7 @@ def save(fig: Figure, out_png, out_pdf) -> list[Path]:
                                               "Creator": None})):
         path = Path(path)
         with atomic_path(path) as tmp:
-            fig.savefig(tmp, format=fmt, dpi=150, metadata=meta)
+            fig.savefig(tmp, format=fmt, dpi=DPI, metadata=meta)
         paths.append(path)
     return paths
 
@@ -141,14 +142,22 @@ def finish(fig: Figure, result: dict, out_png, out_pdf,
     return result
 
 
+def _drawn_ticklabels(axis) -> list:
+    """The tick labels inside the view limits (the locator also makes some outside)."""
+    lo, hi = sorted(axis.get_view_interval())
+    return [t.label1 for t in axis.get_major_ticks()
+            if lo - 1e-9 * abs(hi - lo) <= t.get_loc() <= hi + 1e-9 * abs(hi - lo)]
+
+
 def clipped(fig: Figure) -> list[str]:
     """The texts (labels, titles, tick labels, notes) drawn partly outside the canvas."""
+    fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
     W, H = fig.bbox.width, fig.bbox.height
     out = []
     for ax in fig.axes:
-        items = [ax.title, ax.xaxis.label, ax.yaxis.label, *ax.texts, *ax.get_xticklabels(),
-                 *ax.get_yticklabels()]
+        items = [ax.title, ax.xaxis.label, ax.yaxis.label, *ax.texts,
+                 *_drawn_ticklabels(ax.xaxis), *_drawn_ticklabels(ax.yaxis)]
         leg = ax.get_legend()
         if leg:
             items.append(leg)
