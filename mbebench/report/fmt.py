@@ -25,7 +25,7 @@ def is_num(x: Any) -> bool:
 
 def seconds(x: Any) -> str:
     if not is_num(x):
-        return "" if x is None else str(x)
+        return "–" if isinstance(x, float) or x is pd.NA else "" if x is None else str(x)
     x = float(x)
     if x >= 100:
         return f"{x:.0f}"

@@ -134,7 +134,8 @@ def speedup_markdown(df: pd.DataFrame) -> str:
     unav = df.attrs.get("unavailable") or {}
     if unav:
         out += ["Unavailable (download or convert failed, not run):", ""]
-        out += [f"- {ds}: " + why.replace("|", "\\|") for ds, why in unav.items()]
+        out += [f"- {ds}: " + sel.without_paths(why).replace("|", "\\|")
+                for ds, why in unav.items()]
         out.append("")
     out += [
         "Times: median algorithm seconds over the repeats (spread in speedup.csv). "

@@ -199,7 +199,8 @@ def summary_markdown(df: pd.DataFrame) -> str:
 
 
 def unavailable_lines(df: pd.DataFrame) -> list[str]:
-    """The Markdown paragraph listing the unavailable datasets and why."""
+    """The Markdown paragraph listing the unavailable datasets and why (paths cut to file
+    names: the report is read elsewhere; the CSV keeps the whole reason)."""
     if "unavailable" not in df.columns:
         return []
     unav = [(r["dataset"], r["unavailable"]) for _, r in df.iterrows()
@@ -208,7 +209,7 @@ def unavailable_lines(df: pd.DataFrame) -> list[str]:
         return []
     out = [f"**{len(unav)} dataset(s) unavailable** (download or convert failed; nothing ran "
            "on them, the next run tries them again):", ""]
-    out += [f"- **{ds}**: " + why.replace("|", "\\|") for ds, why in unav]
+    out += [f"- **{ds}**: " + sel.without_paths(why).replace("|", "\\|") for ds, why in unav]
     return out + [""]
 
 

@@ -140,8 +140,8 @@ def vs_paper_markdown(sizes_df: pd.DataFrame, pub: pd.DataFrame) -> str:
                  fmt.integer(r["paper |V|"]), fmt.integer(r["|V|"]),
                  fmt.integer(r["paper |E|"]), fmt.integer(r["|E|"]), fmt.ratio(r["|E| ratio"]),
                  _cell(r["paper #MB"], fmt.integer), fmt.integer(r["#MB"]),
-                 _cell(r["paper cuMBE [s]"], fmt.seconds), fmt.seconds(r["cuMBE [s]"]) or "–",
-                 _cell(r["paper ParMBE [s]"], fmt.seconds), fmt.seconds(r["ParMBE [s]"]) or "–",
+                 _cell(r["paper cuMBE [s]"], fmt.seconds), fmt.seconds(r["cuMBE [s]"]),
+                 _cell(r["paper ParMBE [s]"], fmt.seconds), fmt.seconds(r["ParMBE [s]"]),
                  fmt.integer(r["ParMBE processes"]),
                  _cell(r["paper speedup"], fmt.speedup), fmt.speedup(r["speedup"])]
                 for _, r in sizes_df.iterrows()]
