@@ -12,7 +12,7 @@ from __future__ import annotations
 # (the reference engine's other variants are ablations, shown in Fig. 7).
 REFERENCE = {"engine": "cumbe", "variant": "cuMBE"}
 REFERENCE_LABEL = "cuMBE"  # its column when no row of it exists
-# Fig. 6, top: the reference engine's thread blocks with and without work stealing
+# Fig. 6, top: the reference engine's workers (warps) with and without work stealing
 NO_WORK_STEALING = "noWS"
 # Fig. 6, bottom, and the scaling plot: the CPU engine whose workers are processes
 WORKERS = {"engine": "parmbe", "param": "processes"}

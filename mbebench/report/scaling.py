@@ -75,7 +75,7 @@ def plot(rows: Sequence[Mapping], datasets: Sequence[str], out_png, out_pdf,
         xi = [p for p in procs if p >= b] or [b]
         if len(xi) == 1:
             xi = [b, xmax] if xmax > b else [b]
-        (ideal,) = ax.plot(xi, [p / b for p in xi], color="0.35", lw=1.0, ls="--",
+        (ideal,) = ax.plot(xi, [p / b for p in xi], color="black", lw=1.1, ls=(0, (4, 3)),
                            label="ideal" if len(bases) == 1 else f"ideal (base p={b})", zorder=3)
         result["ideal"][b] = {"processes": [float(x) for x in ideal.get_xdata()],
                               "speedup": [float(y) for y in ideal.get_ydata()]}
