@@ -4,6 +4,8 @@ that set itself (benchmarks/device-pipeline/result)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from rowfactory import cumbe, imbea, parmbe
@@ -12,8 +14,7 @@ from mbebench import ingest, rows
 from mbebench.report import breakdown, scaling, time_vs_size, workload, write_figures
 from mbebench.report.select import without_paths
 
-RESULT = rows.__file__ and __import__("pathlib").Path(__file__).parents[1] / "benchmarks" / \
-    "device-pipeline" / "result"
+RESULT = Path(__file__).parents[1] / "benchmarks" / "device-pipeline" / "result"
 PHASES = {"candidate_selection": 2.8, "lprime_construction": 2.1, "maximality_checking": 11.3,
           "maximal_expansion": 6.3, "subtree_fetching": 0.3, "work_stealing": 67.3,
           "other": 79.6}  # Marvel's, summed over 4,224 warps: 170 warp-seconds
@@ -165,3 +166,16 @@ def test_the_cut_off_check_sees_a_cut_label():
     assert figure.clipped(fig) == ["time / cuMBE total (phases summed over thread blocks)"]
     ax.set_ylabel("time")
     assert figure.clipped(fig) == []
+
+
+def test_scaling_uses_a_log_axis_when_speedups_span_a_decade(tmp_path):
+    """The tiny graphs: 2 processes give 0.2x on one graph and 9x on another."""
+    rs = [parmbe("A", 1, algo_s=[1.0]), parmbe("A", 2, algo_s=[5.0]),
+          parmbe("B", 1, algo_s=[9.0]), parmbe("B", 2, algo_s=[1.0])]
+    info = scaling.plot(rs, ["A", "B"], tmp_path / "s.png", tmp_path / "s.pdf")
+    assert (info["xscale"], info["yscale"]) == ("linear", "log")
+    assert info["axes"][0]["yscale"] == "log"
+    rs[1]["algo_s"] = [0.6]
+    rs[3]["algo_s"] = [5.0]
+    info = scaling.plot(rs, ["A", "B"], tmp_path / "s.png", tmp_path / "s.pdf")
+    assert (info["xscale"], info["yscale"]) == ("linear", "linear")

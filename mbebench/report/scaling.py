@@ -83,12 +83,14 @@ def plot(rows: Sequence[Mapping], datasets: Sequence[str], out_png, out_pdf,
         result["series"][ds] = {"base": base, "processes": [int(x) for x in line.get_xdata()],
                                 "speedup": [float(y) for y in line.get_ydata()]}
 
-    log = max(procs) / min(procs) >= 8
-    result["xscale"] = result["yscale"] = "log" if log else "linear"
-    if log:
-        ax.set_xscale("log", base=2)
-        ax.set_yscale("log", base=2)
-        for axis in (ax.xaxis, ax.yaxis):
+    # log axes for a wide range of process counts, or speedups that span a decade
+    xlog = max(procs) / min(procs) >= 8
+    ylog = xlog or figure.spans_decades([y for _, _, sp in curves.values() for y in sp])
+    result["xscale"] = "log" if xlog else "linear"
+    result["yscale"] = "log" if ylog else "linear"
+    for on, axis, set_scale in ((xlog, ax.xaxis, ax.set_xscale), (ylog, ax.yaxis, ax.set_yscale)):
+        if on:
+            set_scale("log", base=2)
             axis.set_major_formatter(FormatStrFormatter("%g"))
             axis.set_minor_locator(NullLocator())
     ax.xaxis.set_major_locator(FixedLocator(procs))
