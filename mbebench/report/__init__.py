@@ -48,10 +48,13 @@ def write_figures(rows: Sequence[Mapping], datasets: Sequence[str],
     """Each figure of :data:`FIGURES` as .png and .pdf under ``out_dir``; the unavailable
     datasets (the rows' and ``unavailable``: dataset -> reason) listed under each."""
     from mbebench.report import breakdown, scaling, time_vs_size, workload
+    from mbebench.report.select import ordered_datasets
     from mbebench.report.select import unavailable as unavailable_of
 
     rows = list(rows)
-    unav = {**(unavailable or {}), **unavailable_of(rows)}
+    merged = {**(unavailable or {}), **unavailable_of(rows)}
+    order = ordered_datasets(rows, [*datasets, *merged])  # listed in the tables' order
+    unav = {ds: merged[ds] for ds in order if ds in merged}
     out = Path(out_dir)
     paths: list[Path] = []
     for name, module in zip(FIGURES, (workload, breakdown, scaling, time_vs_size)):
