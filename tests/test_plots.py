@@ -1,4 +1,4 @@
-"""mbebench.plots: the data each figure draws (read back from the artists), not pixels."""
+"""mbebench.report figures: the data each figure draws (read back from the artists), not pixels."""
 
 from __future__ import annotations
 
@@ -6,7 +6,14 @@ import numpy as np
 import pytest
 from rowfactory import cumbe, imbea, parmbe
 
-from mbebench import plots
+from mbebench.report import (
+    breakdown,
+    figure,
+    scaling,
+    time_vs_size,
+    workload,
+    write_figures,
+)
 
 DATASETS = ["Marvel", "YouTube", "Unicode", "Tiny"]
 PHASE_KEYS = ["candidate_selection", "lprime_construction", "maximality_checking",
@@ -91,7 +98,7 @@ def test_workload_plot_data(tmp_path):
     rows = scenario()
     idx = _by_key(rows)
     png, pdf = tmp_path / "w.png", tmp_path / "w.pdf"
-    info = plots.workload_plot(rows, DATASETS, png, pdf)
+    info = workload.plot(rows, DATASETS, png, pdf)
     assert_files(info, png, pdf)
 
     gpu = info["gpu"]
@@ -126,18 +133,18 @@ def test_workload_plot_data(tmp_path):
 
 def test_workload_plot_without_gpu(tmp_path):
     rows = [r for r in scenario() if r["dataset"] == "Unicode"]
-    info = plots.workload_plot(rows, DATASETS, tmp_path / "w.png", tmp_path / "w.pdf")
+    info = workload.plot(rows, DATASETS, tmp_path / "w.png", tmp_path / "w.pdf")
     assert info["gpu"]["series"] == {} and info["gpu"]["xlabels"] == []
-    assert plots.NO_GPU_TEXT == "no instrumented GPU runs (no CUDA device)"
-    assert plots.NO_GPU_TEXT in info["texts"]
+    assert figure.NO_GPU_TEXT == "no instrumented GPU runs (no CUDA device)"
+    assert figure.NO_GPU_TEXT in info["texts"]
     assert info["parmbe"]["xlabels"] == ["Unicode"]
 
 
 def test_workload_plot_nothing_at_all(tmp_path):
-    info = plots.workload_plot([], ["A"], tmp_path / "w.png", tmp_path / "w.pdf")
+    info = workload.plot([], ["A"], tmp_path / "w.png", tmp_path / "w.pdf")
     assert "cuMBE not run (not enabled in the config)" in info["texts"]
-    assert plots.NO_GPU_TEXT not in info["texts"]
-    assert plots.NO_PARMBE_TEXT in info["texts"]
+    assert figure.NO_GPU_TEXT not in info["texts"]
+    assert workload.NO_PARMBE_TEXT in info["texts"]
     assert (tmp_path / "w.png").stat().st_size > 0
 
 
@@ -145,11 +152,11 @@ def test_workload_plot_nothing_at_all(tmp_path):
     ([], "cuMBE not run (not enabled in the config)"),
     ([parmbe("A", 1)], "cuMBE not run (not enabled in the config)"),
     ([cumbe("A", "cuMBE")], "no instrumented cuMBE runs (instrument: false in the config)"),
-    ([cumbe("A", "cuMBE", "skipped", instr=True, message="no CUDA device")], plots.NO_GPU_TEXT),
+    ([cumbe("A", "cuMBE", "skipped", instr=True, message="no CUDA device")], figure.NO_GPU_TEXT),
 ])
 def test_the_empty_gpu_panel_says_why_and_blames_no_device_only_when_it_is_so(
         tmp_path, rows, text):
-    for func in (plots.workload_plot, plots.breakdown_plot):
+    for func in (workload.plot, breakdown.plot):
         info = func(rows, ["A"], tmp_path / "x.png", tmp_path / "x.pdf")
         assert text in info["texts"], (func.__name__, info["texts"])
 
@@ -157,31 +164,32 @@ def test_the_empty_gpu_panel_says_why_and_blames_no_device_only_when_it_is_so(
 def test_simulator_times_are_labelled_as_such(tmp_path):
     rows = [cumbe("A", v, instr=True, stats={"worker_busy_s": busy(1, 8, 5),
                                              "phases_s": phases(1.0)}) for v in ("cuMBE", "noWS")]
-    info = plots.breakdown_plot(rows, ["A"], tmp_path / "b.png", tmp_path / "b.pdf")
-    assert not info["simulated"] and plots.SIMULATOR_TEXT not in info["title"]
-    assert info["group_labels"][0].endswith("s)")
+    info = breakdown.plot(rows, ["A"], tmp_path / "b.png", tmp_path / "b.pdf")
+    assert not info["simulated"] and figure.SIMULATOR_TEXT not in info["title"]
+    assert info["group_labels"][0] == f"A\ncuMBE: {sum(phases(1.0).values()) / 8:.2f} s per worker"
     for r in rows:
         r["simulated"] = True
-    info = plots.breakdown_plot(rows, ["A"], tmp_path / "b.png", tmp_path / "b.pdf")
-    assert info["simulated"] and plots.SIMULATOR_TEXT in info["title"]
-    assert info["group_labels"][0].endswith("s simulated)")
-    w = plots.workload_plot(rows, ["A"], tmp_path / "w.png", tmp_path / "w.pdf")
-    assert w["gpu"]["simulated"] and plots.SIMULATOR_TEXT in w["gpu"]["title"]
+    info = breakdown.plot(rows, ["A"], tmp_path / "b.png", tmp_path / "b.pdf")
+    assert info["simulated"] and figure.SIMULATOR_TEXT in info["title"]
+    assert info["group_labels"][0].endswith("s per worker simulated")
+    w = workload.plot(rows, ["A"], tmp_path / "w.png", tmp_path / "w.pdf")
+    assert w["gpu"]["simulated"] and figure.SIMULATOR_TEXT in w["gpu"]["title"]
 
 
 def test_every_figure_lists_the_unavailable_datasets(tmp_path):
     why = "dataset 'Gone': download of file:///m/x.tar.bz2 failed after 1 attempt(s): no such file"
     rows = scenario() + [parmbe("Gone", 1, "unavailable", message=why)]
-    paths = plots.write_all(rows, DATASETS + ["Gone"], tmp_path, unavailable={"Late": "HTTP 503"})
-    assert len(paths) == 6
-    for func in (plots.workload_plot, plots.breakdown_plot, plots.scaling_plot):
+    paths = write_figures(rows, DATASETS + ["Gone"], tmp_path, unavailable={"Late": "HTTP 503"})
+    assert len(paths) == 8
+    for func in (workload.plot, breakdown.plot, scaling.plot, time_vs_size.plot):
         info = func(rows, DATASETS + ["Gone"], tmp_path / "x.png", tmp_path / "x.pdf",
                     {"Gone": why, "Late": "HTTP 503"})
-        assert info["footer"].splitlines() == [
-            "Unavailable (download or convert failed, not run):", f"  Gone: {why}",
-            "  Late: HTTP 503"], func.__name__
+        assert info["footer"].splitlines() == [  # no machine path: the file name is enough
+            "Unavailable (download or convert failed, not run):",
+            "  Gone: dataset 'Gone': download of x.tar.bz2 failed after 1 attempt(s): no such "
+            "file", "  Late: HTTP 503"], func.__module__
     # nothing unavailable: no footer
-    info = plots.scaling_plot(scenario(), DATASETS, tmp_path / "x.png", tmp_path / "x.pdf")
+    info = scaling.plot(scenario(), DATASETS, tmp_path / "x.png", tmp_path / "x.pdf")
     assert "footer" not in info
 
 
@@ -191,14 +199,14 @@ def test_every_figure_lists_the_unavailable_datasets(tmp_path):
 def test_breakdown_plot_data(tmp_path):
     rows = scenario()
     png, pdf = tmp_path / "b.png", tmp_path / "b.pdf"
-    info = plots.breakdown_plot(rows, DATASETS, png, pdf)
+    info = breakdown.plot(rows, DATASETS, png, pdf)
     assert_files(info, png, pdf)
     assert info["datasets"] == ["Marvel", "YouTube"]
     assert info["phases"] == ["candidate selection", "L′ construction", "maximality checking",
                               "maximal expansion", "subtree fetching", "work stealing",
                               "other (launch, idle)"]
     assert info["legend"] == info["phases"][::-1]  # stacked order, top first
-    assert "cuMBE total" in info["ylabel"]
+    assert info["ylabel"] == "time / cuMBE's time on the dataset"
 
     vals = info["values"]
     total = sum(phases(2.0).values())
@@ -224,20 +232,20 @@ def test_breakdown_plot_data(tmp_path):
 def test_breakdown_unknown_phase_goes_to_other(tmp_path):
     rows = [cumbe("A", "cuMBE", instr=True,
                   stats={"phases_s": {"candidate_selection": 1.0, "mystery": 3.0}})]
-    info = plots.breakdown_plot(rows, ["A"], tmp_path / "b.png", tmp_path / "b.pdf")
+    info = breakdown.plot(rows, ["A"], tmp_path / "b.png", tmp_path / "b.pdf")
     assert info["values"]["A"]["cuMBE"]["other (launch, idle)"] == pytest.approx(0.75)
     assert any("mystery" in n for n in info["notes"])
 
 
 def test_breakdown_without_gpu(tmp_path):
     rows = [r for r in scenario() if r["dataset"] == "Unicode"]
-    info = plots.breakdown_plot(rows, DATASETS, tmp_path / "b.png", tmp_path / "b.pdf")
+    info = breakdown.plot(rows, DATASETS, tmp_path / "b.png", tmp_path / "b.pdf")
     assert info["datasets"] == []
-    assert plots.NO_GPU_TEXT in info["texts"]
+    assert figure.NO_GPU_TEXT in info["texts"]
     # instrumented runs that failed for another reason are not blamed on a missing GPU
     err = [cumbe("A", "cuMBE", "error", instr=True, message="boom")]
-    info = plots.breakdown_plot(err, ["A"], tmp_path / "c.png", tmp_path / "c.pdf")
-    assert plots.NO_GPU_TEXT not in info["texts"]
+    info = breakdown.plot(err, ["A"], tmp_path / "c.png", tmp_path / "c.pdf")
+    assert figure.NO_GPU_TEXT not in info["texts"]
     assert any("error" in t for t in info["texts"])
 
 
@@ -247,7 +255,7 @@ def test_breakdown_without_gpu(tmp_path):
 def test_scaling_plot_data(tmp_path):
     rows = scenario()
     png, pdf = tmp_path / "s.png", tmp_path / "s.pdf"
-    info = plots.scaling_plot(rows, DATASETS, png, pdf)
+    info = scaling.plot(rows, DATASETS, png, pdf)
     assert_files(info, png, pdf)
     s = info["series"]
     assert list(s) == ["Marvel", "YouTube", "Unicode"]
@@ -272,26 +280,27 @@ def test_scaling_plot_data(tmp_path):
 
 
 def test_scaling_plot_nothing(tmp_path):
-    info = plots.scaling_plot([imbea("A")], ["A"], tmp_path / "s.png",
+    info = scaling.plot([imbea("A")], ["A"], tmp_path / "s.png",
                               tmp_path / "s.pdf")
     assert info["series"] == {}
-    assert plots.NO_SCALING_TEXT in info["texts"]
+    assert scaling.NO_SCALING_TEXT in info["texts"]
 
 
 # --------------------------------------------------------------------------- CLI hook
 
 
 def test_write_all(tmp_path):
-    paths = plots.write_all(scenario(), DATASETS, tmp_path / "plots")
+    paths = write_figures(scenario(), DATASETS, tmp_path / "plots")
     assert [p.name for p in paths] == ["workload.png", "workload.pdf", "breakdown.png",
-                                       "breakdown.pdf", "scaling.png", "scaling.pdf"]
+                                       "breakdown.pdf", "scaling.png", "scaling.pdf",
+                                       "time_vs_size.png", "time_vs_size.pdf"]
     assert all(p.is_file() and p.stat().st_size > 1000 for p in paths)
 
 
 def test_figures_read_the_rows_fields_not_their_file_names_or_order(tmp_path):
     rows = scenario()
     renamed = [{**r, "run_id": f"run{i}"} for i, r in enumerate(rows)][::-1]
-    for func in (plots.workload_plot, plots.breakdown_plot, plots.scaling_plot):
+    for func in (workload.plot, breakdown.plot, scaling.plot, time_vs_size.plot):
         a = func(rows, DATASETS, tmp_path / "a.png", tmp_path / "a.pdf")
         b = func(renamed, DATASETS, tmp_path / "b.png", tmp_path / "b.pdf")
         a.pop("paths"), b.pop("paths")
@@ -301,5 +310,5 @@ def test_figures_read_the_rows_fields_not_their_file_names_or_order(tmp_path):
 def test_a_k_sweep_of_instrumented_runs_draws_its_first_configuration(tmp_path):
     rows = [cumbe("A", "cuMBE", instr=True, k=k, stats={"phases_s": phases(float(k))})
             for k in (8, 2)]
-    info = plots.breakdown_plot(rows, ["A"], tmp_path / "b.png", tmp_path / "b.pdf")
+    info = breakdown.plot(rows, ["A"], tmp_path / "b.png", tmp_path / "b.pdf")
     assert info["totals_s"]["A"]["cuMBE"] == pytest.approx(sum(phases(2.0).values()))

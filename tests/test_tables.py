@@ -1,4 +1,4 @@
-"""mbebench.tables: summary table, Table I (speedups), agreement check, writers."""
+"""mbebench.report: summary table, Table I (speedups), agreement check, writers."""
 
 from __future__ import annotations
 
@@ -9,9 +9,11 @@ import subprocess
 
 import pandas as pd
 import pytest
+from mdtable import row as md_row
+from mdtable import tables as md_tables
 from rowfactory import cumbe, imbea, make_row, parmbe
 
-from mbebench import tables
+from mbebench.report import agreement, speedup, summary, write_tables
 
 FP_A = "0x00000000000000aa"
 FP_B = "0x00000000000000bb"
@@ -62,12 +64,13 @@ def _row(df, ds):
 
 
 def test_summary_table_cells():
-    df = tables.summary_table(scenario(), DATASETS)
+    df = summary.summary_table(scenario(), DATASETS)
     assert list(df["dataset"]) == DATASETS
     assert list(df.columns[:7]) == ["dataset", "|U|", "|V|", "|E|", "density", "count",
                                     "fingerprint"]
     # one column per configuration, labelled by the rows: plan order, instrumented last
-    cfg_cols = list(df.columns[7:-3])
+    cfg_cols = df.attrs["configs"]
+    assert list(df.columns[7:7 + len(cfg_cols)]) == cfg_cols
     assert cfg_cols == ["iMBEA", "ParMBE p=1", "ParMBE p=2", "ParMBE p=10", "cuMBE",
                         "cuMBE instr", "cuMBE noWS instr"]
     a = _row(df, "Alpha_1")
@@ -90,48 +93,46 @@ def test_summary_table_cells():
 
 
 def test_summary_markdown_marks_mismatch(tmp_path):
-    df = tables.summary_table(scenario(), DATASETS)
-    tables.write_summary(df, tmp_path / "s.csv", tmp_path / "s.md")
+    df = summary.summary_table(scenario(), DATASETS)
+    summary.write_summary(df, tmp_path / "s.csv", tmp_path / "s.md")
     md = (tmp_path / "s.md").read_text()
     assert "**MISMATCH**" in md
-    delta_line = next(ln for ln in md.splitlines() if ln.startswith("| **Delta**"))
-    assert "**MISMATCH**" in delta_line
-    alpha_line = next(ln for ln in md.splitlines() if ln.startswith("| Alpha_1"))
-    assert alpha_line.rstrip().endswith("| yes |")
+    assert md_row(md, "**Delta**")[-2] == "**MISMATCH**"
+    assert md_row(md, "Alpha_1")[-2] == "yes"  # then the side enumerated from
     _check_md_table(md)
     back = pd.read_csv(tmp_path / "s.csv")
     assert list(back["dataset"]) == DATASETS
     assert not list(tmp_path.glob(".*tmp"))  # atomic writes leave nothing behind
 
-    clean = tables.summary_table(scenario(with_mismatch=False), DATASETS)
-    tables.write_summary(clean, tmp_path / "c.csv", tmp_path / "c.md")
+    clean = summary.summary_table(scenario(with_mismatch=False), DATASETS)
+    summary.write_summary(clean, tmp_path / "c.csv", tmp_path / "c.md")
     assert "MISMATCH" not in (tmp_path / "c.md").read_text()
 
 
 def _check_md_table(md: str) -> None:
-    lines = [ln for ln in md.splitlines() if ln.startswith("|")]
-    assert len(lines) >= 3
-    widths = {len(re.findall(r"(?<!\\)\|", ln)) for ln in lines}
-    assert len(widths) == 1, "every Markdown table line has the same number of cells"
+    """Each table's lines have the same number of cells."""
+    for table in md_tables(md):
+        assert len(table) >= 2
+        assert len({len(r) for r in table}) == 1, "every line of a table has as many cells"
 
 
 # --------------------------------------------------------------------------- agreement
 
 
 def test_check_agreement():
-    with pytest.raises(tables.CountMismatchError) as e:
-        tables.check_agreement(scenario())
+    with pytest.raises(agreement.CountMismatchError) as e:
+        agreement.check_agreement(scenario())
     lines = str(e.value).splitlines()
     assert "Delta" in lines[0] and "Alpha_1" not in lines[0]
     (delta,) = [ln for ln in lines[1:] if ln.startswith("Delta:")]
     assert "ParMBE p=2 -> 8 (" in delta
     assert "cuMBE noWS instr -> 7 (" + FP_B in delta  # instrumented runs count for agreement
     assert "iMBEA" in delta
-    tables.check_agreement(scenario(with_mismatch=False))  # no exception
+    agreement.check_agreement(scenario(with_mismatch=False))  # no exception
 
 
 def test_agreement_report_lists_every_dataset():
-    report = tables.agreement_report(scenario()).splitlines()
+    report = agreement.agreement_report(scenario()).splitlines()
     assert [ln.split(":")[0] for ln in report] == ["Alpha_1", "Beta%2", "Gamma&3", "Delta"]
     assert report[0] == f"Alpha_1: 6 ok runs agree: 10 ({FP_A})"
     assert report[3].startswith("Delta: MISMATCH: ") and "ParMBE p=2 -> 8" in report[3]
@@ -142,13 +143,13 @@ def test_a_count_only_engine_is_cross_checked_by_its_count():
         return make_row(ds, "mine", label="mine", count=count, fingerprint=None)
 
     agree = [imbea("A", count=5, fingerprint=FP_A), mine("A", 5)]
-    tables.check_agreement(agree)
-    df = tables.summary_table(agree, ["A"])
+    agreement.check_agreement(agree)
+    df = summary.summary_table(agree, ["A"])
     assert _row(df, "A")["fingerprint"] == FP_A and bool(_row(df, "A")["agree"])
     lying = [imbea("A", count=5, fingerprint=FP_A), mine("A", 6)]
-    with pytest.raises(tables.CountMismatchError, match="mine -> 6 \\(no fingerprint\\)"):
-        tables.check_agreement(lying)
-    assert not _row(tables.summary_table(lying, ["A"]), "A")["agree"]
+    with pytest.raises(agreement.CountMismatchError, match="mine -> 6 \\(no fingerprint\\)"):
+        agreement.check_agreement(lying)
+    assert not _row(summary.summary_table(lying, ["A"]), "A")["agree"]
 
 
 # --------------------------------------------------------------------------- Table I
@@ -159,7 +160,7 @@ def _geo(xs):
 
 
 def test_speedup_table_values():
-    df = tables.speedup_table(scenario(), DATASETS)
+    df = speedup.speedup_table(scenario(), DATASETS)
     assert list(df["dataset"]) == [*DATASETS, "geometric mean"]
     timed = [c for c in df.columns if c.endswith(" [s]") and " min " not in c
              and " max " not in c]
@@ -194,8 +195,8 @@ def test_speedup_table_values():
 
 
 def test_speedup_writers(tmp_path):
-    df = tables.speedup_table(scenario(), DATASETS)
-    tables.write_speedup(df, tmp_path / "t.csv", tmp_path / "t.md", tmp_path / "t.tex")
+    df = speedup.speedup_table(scenario(), DATASETS)
+    speedup.write_speedup(df, tmp_path / "t.csv", tmp_path / "t.md", tmp_path / "t.tex")
     csv = pd.read_csv(tmp_path / "t.csv")
     assert "cuMBE min [s]" in csv.columns and "iMBEA max [s]" in csv.columns
     assert csv["dataset"].iloc[-1] == "geometric mean"
@@ -203,7 +204,7 @@ def test_speedup_writers(tmp_path):
     md = (tmp_path / "t.md").read_text()
     _check_md_table(md)
     assert "**MISMATCH**" in md
-    assert re.search(r"\| \*\*Delta\*\* \|.*MISMATCH", md)
+    assert "MISMATCH" in md_row(md, "**Delta**")[5]
     assert "timeout (600 s)" in md and "skipped: no CUDA device" in md
     assert "10.00×" in md
     assert "MemoryError: boom \\| again" in md  # a pipe in a message cannot break the table
@@ -237,8 +238,8 @@ def _check_tex(tex: str) -> None:
 
 @pytest.mark.skipif(shutil.which("pdflatex") is None, reason="needs pdflatex")
 def test_tex_compiles(tmp_path):  # pragma: no cover - only where LaTeX is installed
-    df = tables.speedup_table(scenario(), DATASETS)
-    tables.write_speedup(df, tmp_path / "t.csv", tmp_path / "t.md", tmp_path / "t.tex")
+    df = speedup.speedup_table(scenario(), DATASETS)
+    speedup.write_speedup(df, tmp_path / "t.csv", tmp_path / "t.md", tmp_path / "t.tex")
     (tmp_path / "doc.tex").write_text(
         "\\documentclass{article}\\usepackage[T1]{fontenc}\\begin{document}"
         "\\resizebox{\\textwidth}{!}{\\input{t.tex}}\\end{document}\n".replace(
@@ -253,17 +254,18 @@ def test_tex_compiles(tmp_path):  # pragma: no cover - only where LaTeX is insta
 def test_write_all_writes_mismatches_without_failing(tmp_path):
     """Failing is the check rule's job: a failed job's outputs are deleted by Snakemake."""
     out = tmp_path / "tables"
-    tables.write_all(scenario(), DATASETS, out)
-    with pytest.raises(tables.CountMismatchError, match="Delta"):
-        tables.check_agreement(scenario())
+    write_tables(scenario(), DATASETS, out)
+    with pytest.raises(agreement.CountMismatchError, match="Delta"):
+        agreement.check_agreement(scenario())
     for name in ("summary.csv", "summary.md", "speedup.csv", "speedup.md", "speedup.tex"):
         assert (out / name).is_file(), name
     assert "**MISMATCH**" in (out / "summary.md").read_text()
     assert "**MISMATCH**" in (out / "speedup.md").read_text()
 
-    paths = tables.write_all(scenario(with_mismatch=False), DATASETS, tmp_path / "ok")
+    paths = write_tables(scenario(with_mismatch=False), DATASETS, tmp_path / "ok")
     assert [p.name for p in paths] == ["summary.csv", "summary.md", "speedup.csv",
-                                       "speedup.md", "speedup.tex"]
+                                       "speedup.md", "speedup.tex", "vs_paper.csv",
+                                       "vs_paper_speedups.csv", "vs_paper.md"]
     assert all(p.is_file() for p in paths)
     assert "MISMATCH" not in (tmp_path / "ok" / "speedup.md").read_text()
 
@@ -271,10 +273,10 @@ def test_write_all_writes_mismatches_without_failing(tmp_path):
 def test_k_sweep_is_columns_with_no_new_code():
     rows = [imbea("A", algo_s=[4.0])] + [cumbe("A", k=k, algo_s=[t]) for k, t in
                                          ((2, 1.0), (8, 0.5), (24, 2.0))]
-    summary = tables.summary_table(rows, ["A"])
-    assert summary.attrs["configs"] == ["iMBEA", "cuMBE k=2", "cuMBE k=8", "cuMBE k=24"]
-    assert _row(summary, "A")["cuMBE k=8"] == pytest.approx(0.5)
-    speed = tables.speedup_table(rows, ["A"])
+    summ = summary.summary_table(rows, ["A"])
+    assert summ.attrs["configs"] == ["iMBEA", "cuMBE k=2", "cuMBE k=8", "cuMBE k=24"]
+    assert _row(summ, "A")["cuMBE k=8"] == pytest.approx(0.5)
+    speed = speedup.speedup_table(rows, ["A"])
     # the first matching configuration (smallest k) is the reference; the sweep's others
     # are compared to it
     assert speed.attrs["reference"] == "cuMBE k=2"
@@ -284,11 +286,11 @@ def test_k_sweep_is_columns_with_no_new_code():
 
 def test_no_gpu_no_parmbe():
     rows = [imbea("A", algo_s=[1.0])]
-    df = tables.speedup_table(rows, ["A"])
+    df = speedup.speedup_table(rows, ["A"])
     assert list(df["dataset"]) == ["A", "geometric mean"]
     assert _row(df, "A")["cuMBE [s]"] == "not run"
     assert math.isnan(_row(df, "geometric mean")["cuMBE vs iMBEA"])
-    tables.speedup_latex(df)  # renders without any speedup
+    speedup.speedup_latex(df)  # renders without any speedup
 
 
 def test_report_captions_are_valid_rst(repo_dir):
@@ -311,18 +313,18 @@ def test_simulated_gpu_rows_give_no_gpu_time_or_speedup():
     sim = cumbe("Delta", "cuMBE", algo_s=[0.01], graph=G["Delta"])
     sim["simulated"] = True
     rows = [imbea("Delta", algo_s=[2.0], graph=G["Delta"]), sim]
-    df = tables.speedup_table(rows, ["Delta"])
+    df = speedup.speedup_table(rows, ["Delta"])
     rec = df.set_index("dataset").loc["Delta"]
-    assert rec["cuMBE [s]"] == tables.SIMULATED
+    assert rec["cuMBE [s]"] == speedup.SIMULATED
     assert math.isnan(rec["cuMBE vs iMBEA"])
 
 
 def test_tables_read_the_rows_fields_not_their_file_names_or_order():
     rows = scenario()
     renamed = [{**r, "run_id": f"run{i}"} for i, r in enumerate(rows)][::-1]
-    for func in (tables.summary_table, tables.speedup_table):
+    for func in (summary.summary_table, speedup.speedup_table):
         pd.testing.assert_frame_equal(func(rows, DATASETS), func(renamed, DATASETS))
-    assert tables.mismatches(rows) == tables.mismatches(renamed)
+    assert agreement.mismatches(rows) == agreement.mismatches(renamed)
 
 
 # --------------------------------------------------------------------------- issue 11
@@ -331,38 +333,37 @@ def test_tables_read_the_rows_fields_not_their_file_names_or_order():
 def test_sizes_come_from_the_csr_metadata_when_no_run_has_them(tmp_path):
     rows = [imbea("A", "timeout", timeout_s=60), imbea("B", graph=G["Delta"])]
     sizes = {"A": {"n_left": 7, "n_right": 8, "n_edges": 9}}
-    tables.write_all(rows, ["A", "B"], tmp_path, meta=sizes)
+    write_tables(rows, ["A", "B"], tmp_path, meta=sizes)
     for name in ("summary.csv", "speedup.csv"):
         df = pd.read_csv(tmp_path / name).set_index("dataset")
         assert (df.loc["A", "|U|"], df.loc["A", "|V|"], df.loc["A", "|E|"]) == (7, 8, 9), name
     md = (tmp_path / "summary.md").read_text()
-    assert re.search(r"^\| A \| 7 \| 8 \| 9 \|", md, flags=re.M), md
+    assert md_row(md, "A")[1:4] == ["7", "8", "9"], md
 
 
 def test_counts_are_whole_numbers_and_fingerprints_never_nan(tmp_path):
     rows = [imbea("A", algo_s=[1.0], count=9, fingerprint=FP_A), imbea("B", "timeout"),
             make_row("C", "mine", label="mine", fingerprint=None, count=4)]
-    tables.write_all(rows, ["A", "B", "C"], tmp_path)
+    write_tables(rows, ["A", "B", "C"], tmp_path)
     for name, col in (("summary.csv", "count"), ("speedup.csv", "maximal bicliques")):
         text = (tmp_path / name).read_text()
         assert re.search(r"^A,([^,]*,){4}9,", text, flags=re.M), (name, text)
         assert "9.0" not in text and "4.0" not in text, name
     md = (tmp_path / "summary.md").read_text()
     assert "nan" not in md.lower().replace("nanosec", "")
-    c_line = next(ln for ln in md.splitlines() if ln.startswith("| C |"))
-    assert "| 4 | – |" in c_line  # the count, and no fingerprint: a dash, not nan
+    assert md_row(md, "C")[5:7] == ["4", "–"]  # the count, and no fingerprint: a dash, not nan
 
 
 def test_simulator_seconds_say_so_and_are_no_spread():
     sim = cumbe("Delta", "cuMBE", algo_s=[0.01, 0.03], graph=G["Delta"])
     sim["simulated"] = True
     rows = [imbea("Delta", algo_s=[2.0], graph=G["Delta"]), sim]
-    speed = tables.speedup_table(rows, ["Delta"]).set_index("dataset").loc["Delta"]
-    assert speed["cuMBE [s]"] == tables.SIMULATED
+    speed = speedup.speedup_table(rows, ["Delta"]).set_index("dataset").loc["Delta"]
+    assert speed["cuMBE [s]"] == speedup.SIMULATED
     assert math.isnan(speed["cuMBE min [s]"]) and math.isnan(speed["cuMBE max [s]"])
-    summ = tables.summary_table(rows, ["Delta"])
+    summ = summary.summary_table(rows, ["Delta"])
     assert _row(summ, "Delta")["cuMBE"] == "0.020 (simulator)"
-    md = tables.summary_markdown(summ)
+    md = summary.summary_markdown(summ)
     assert "cuMBE ran in the CUDA simulator on the CPU" in md and "not GPU times" in md
 
 
@@ -372,7 +373,7 @@ def test_unavailable_datasets_are_listed_with_their_reason(tmp_path):
         imbea("Gone", "unavailable", message=why), parmbe("Gone", 1, "unavailable", message=why)]
     extra = {"Late": "dataset 'Late': reading graphs/out.late failed: No such file or directory"}
     names = [*DATASETS, "Gone", "Late"]
-    tables.write_all(rows, names, tmp_path, unavailable=extra)
+    write_tables(rows, names, tmp_path, unavailable=extra)
     summary = pd.read_csv(tmp_path / "summary.csv").set_index("dataset")
     assert summary.loc["Gone", "unavailable"] == why
     assert summary.loc["Late", "unavailable"] == extra["Late"]
@@ -381,27 +382,27 @@ def test_unavailable_datasets_are_listed_with_their_reason(tmp_path):
     md = (tmp_path / "summary.md").read_text()
     assert "**2 dataset(s) unavailable**" in md
     assert f"- **Gone**: {why}" in md and f"- **Late**: {extra['Late']}" in md
-    assert re.search(r"^\| Gone \|.*\| unavailable \|$", md, flags=re.M)
+    assert md_row(md, "Gone")[-2] == "unavailable"
     speed_md = (tmp_path / "speedup.md").read_text()
     assert f"- Gone: {why}\n- Late: {extra['Late']}\n" in speed_md
     assert r"\multicolumn{15}{l}{Unavailable (not run): Gone, Late.}" in (
         tmp_path / "speedup.tex").read_text()
     # the geometric mean is over the datasets that ran
-    assert tables.speedup_table(rows, names).attrs["geomean_n"]["cuMBE vs iMBEA"] == 2
+    assert speedup.speedup_table(rows, names).attrs["geomean_n"]["cuMBE vs iMBEA"] == 2
 
 
 def test_the_final_check_names_every_unavailable_dataset_on_a_line_of_its_own():
     rows = scenario(with_mismatch=False) + [imbea("Gone", "unavailable", message="HTTP 404")]
-    tables.check_all(scenario(with_mismatch=False))  # all there: passes
-    with pytest.raises(tables.NotAllDatasetsRan) as e:
-        tables.check_all(rows, {"Late": "no such file"})
+    agreement.check_all(scenario(with_mismatch=False))  # all there: passes
+    with pytest.raises(agreement.NotAllDatasetsRan) as e:
+        agreement.check_all(rows, {"Late": "no such file"})
     assert str(e.value).splitlines() == [
         "2 dataset(s) unavailable, left out of the tables (the next run tries them again): "
         "Gone, Late", "Gone: unavailable: HTTP 404", "Late: unavailable: no such file"]
-    with pytest.raises(tables.CountMismatchError) as e:  # a mismatch too: both said
-        tables.check_all(scenario() + rows[-1:])
+    with pytest.raises(agreement.CountMismatchError) as e:  # a mismatch too: both said
+        agreement.check_all(scenario() + rows[-1:])
     assert "Delta" in str(e.value) and "Gone: unavailable: HTTP 404" in str(e.value)
-    report = tables.agreement_report(rows, {"Late": "no such file"})
+    report = agreement.agreement_report(rows, {"Late": "no such file"})
     assert "Gone: unavailable: HTTP 404" in report and "Late: unavailable: no such file" in report
 
 
@@ -410,7 +411,7 @@ def test_the_summary_says_where_the_runs_ran():
     row["env"] = {"cpu_model": "Intel Xeon", "cpu_count": 16, "gpu": "NVIDIA H100",
                   "gpu_driver": "580.1", "cuda_driver": "13.0", "numba": "0.68.1",
                   "numba_cuda": "0.30.4"}
-    md = tables.summary_markdown(tables.summary_table([row], ["A"]))
+    md = summary.summary_markdown(summary.summary_table([row], ["A"]))
     assert md.rstrip().splitlines()[-1] == (
         "Ran on: Intel Xeon (16 logical cores); NVIDIA H100 (driver 580.1, CUDA 13.0); "
         "numba 0.68.1, numba-cuda 0.30.4.")

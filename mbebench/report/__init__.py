@@ -1,0 +1,63 @@
+"""Result rows -> the report: tables (``results/tables/``) and figures (``results/plots/``).
+
+One module per table or figure, over one row-selection layer (:mod:`.select`: rows
+are chosen by their fields, never by their names):
+
+- tables: :mod:`.summary`, :mod:`.speedup` (the paper's Table I), :mod:`.agreement`
+  (the engines' counts; ``check_counts``), :mod:`.vs_paper`;
+- figures: :mod:`.workload` (Fig. 6), :mod:`.breakdown` (Fig. 7), :mod:`.scaling`
+  (ParMBE), :mod:`.time_vs_size`;
+- :mod:`.fmt` renders tables (pandas: Markdown through tabulate, ``Styler.to_latex``),
+  :mod:`.figure` holds what every figure shares.
+
+:func:`write_tables` is what ``python -m mbebench tables`` calls, :func:`write_figures`
+``python -m mbebench plots``.  Neither fails on a mismatch:
+:func:`.agreement.check_all` (``python -m mbebench check``) is the separate check, so
+the tables, outputs of another rule, stay on disk as the evidence.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+TABLE_FILES = ("summary.csv", "summary.md", "speedup.csv", "speedup.md", "speedup.tex",
+               "vs_paper.csv", "vs_paper_speedups.csv", "vs_paper.md")
+FIGURES = ("workload", "breakdown", "scaling", "time_vs_size")
+
+
+def write_tables(rows: Sequence[Mapping], datasets: Sequence[str], out_dir: str | os.PathLike,
+                 meta: Mapping | None = None,
+                 unavailable: Mapping[str, str] | None = None) -> list[Path]:
+    """Every table of :data:`TABLE_FILES` under ``out_dir``, mismatches and unavailable
+    datasets marked (no exception)."""
+    from mbebench.report import speedup, summary, vs_paper
+
+    rows = list(rows)
+    paths = [Path(out_dir) / n for n in TABLE_FILES]
+    summary.write_summary(summary.summary_table(rows, datasets, meta, unavailable), *paths[:2])
+    speedup.write_speedup(speedup.speedup_table(rows, datasets, meta, unavailable), *paths[2:5])
+    vs_paper.write_vs_paper(rows, *paths[5:8], meta=meta)
+    return paths
+
+
+def write_figures(rows: Sequence[Mapping], datasets: Sequence[str],
+                  out_dir: str | os.PathLike,
+                  unavailable: Mapping[str, str] | None = None) -> list[Path]:
+    """Each figure of :data:`FIGURES` as .png and .pdf under ``out_dir``; the unavailable
+    datasets (the rows' and ``unavailable``: dataset -> reason) listed under each."""
+    from mbebench.report import breakdown, scaling, time_vs_size, workload
+    from mbebench.report.select import ordered_datasets
+    from mbebench.report.select import unavailable as unavailable_of
+
+    rows = list(rows)
+    merged = {**(unavailable or {}), **unavailable_of(rows)}
+    order = ordered_datasets(rows, [*datasets, *merged])  # listed in the tables' order
+    unav = {ds: merged[ds] for ds in order if ds in merged}
+    out = Path(out_dir)
+    paths: list[Path] = []
+    for name, module in zip(FIGURES, (workload, breakdown, scaling, time_vs_size)):
+        info = module.plot(rows, datasets, out / f"{name}.png", out / f"{name}.pdf", unav)
+        paths += info["paths"]
+    return paths

@@ -1,0 +1,206 @@
+"""Fig. 7, execution-time breakdown (``results/plots/breakdown.{png,pdf}``): cuMBE and
+each ablation's phases, stacked, per dataset.
+
+The instrumented kernel times each phase per warp with clock64; ``stats.phases_s``
+sums them over the run's warps.  Summed over 4,224 warps, Marvel's 0.04 s kernel is
+170 warp-seconds, a number no reader can set beside Table I, so the figure states
+per-warp seconds (the sum divided by the number of warps, which is the kernel's own
+time when every warp is busy to the end) and the timed run's seconds (Table I's).
+Bars are normalised per dataset to cuMBE's total, so datasets whose times span
+decades share one axis.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from mbebench import paper
+from mbebench.report import figure, fmt
+from mbebench.report import select as sel
+
+PHASES = (
+    ("candidate_selection", "candidate selection"),
+    ("lprime_construction", "L′ construction"),
+    ("maximality_checking", "maximality checking"),
+    ("maximal_expansion", "maximal expansion"),
+    ("subtree_fetching", "subtree fetching"),
+    ("work_stealing", "work stealing"),
+    ("other", "other (launch, idle)"),
+)
+PHASE_COLORS = ("#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860", "#bbbbbb")
+REF = sel.REF_VARIANT
+YLABEL = f"time / {REF}'s time on the dataset"
+
+
+def phases(row: Mapping | None) -> tuple[dict[str, float], list[str]] | None:
+    """Phase seconds (summed over workers) in PHASES order, unknown keys folded into
+    'other', or None."""
+    if row is None:
+        return None
+    raw = (row.get("stats") or {}).get("phases_s") or {}
+    if not raw:
+        return None
+    out = {k: float(raw.get(k, 0.0) or 0.0) for k, _ in PHASES}
+    extra = sorted(set(raw) - {k for k, _ in PHASES})
+    for k in extra:
+        out["other"] += float(raw[k] or 0.0)
+    if sum(out.values()) <= 0:
+        return None
+    return out, extra
+
+
+def n_workers(row: Mapping) -> int | None:
+    """How many workers the phases were summed over: the per-worker list's length, else
+    the launch (blocks x warps per block)."""
+    stats = row.get("stats") or {}
+    if stats.get("worker_busy_s"):
+        return len(stats["worker_busy_s"])
+    if stats.get("blocks") and stats.get("warps_per_block"):
+        return int(stats["blocks"]) * int(stats["warps_per_block"])
+    return None
+
+
+def _collect(rows, order, variants, result):
+    data: dict[str, dict[str, dict[str, float]]] = {}
+    first: dict[tuple[str, str], Mapping | None] = {}
+    used: dict[str, Mapping] = {}
+    for ds in order:
+        per_v = {}
+        for v in variants:
+            good, first[ds, v] = sel.pick(sel.instrumented(rows, ds, v), phases)
+            got = phases(good)
+            if got is None:
+                result["left_out"][f"{ds}/{v}"] = figure.why_missing(
+                    first[ds, v], f"{sel.REF_ENGINE} {v} instrumented")
+                continue
+            per_v[v], extra = got
+            if v == REF:
+                used[ds] = good
+            if extra:
+                result["notes"].append(f"{ds}/{v}: unknown phase(s) {', '.join(extra)} "
+                                       "counted as other")
+        if REF not in per_v:
+            if per_v:
+                result["left_out"][ds] = f"no instrumented {REF} phases to normalise to"
+            continue
+        data[ds] = per_v
+    return data, first, used
+
+
+def group_label(ds: str, instr: Mapping, timed: Mapping | None) -> str:
+    """The dataset, cuMBE's instrumented time per warp, and Table I's timed seconds."""
+    total = sum(phases(instr)[0].values())
+    n = n_workers(instr)
+    sim = " simulated" if instr.get("simulated") else ""
+    name = (instr.get("stats") or {}).get("worker") or "worker"
+    line = (f"{REF}: {fmt.seconds(total / n)} s per {name}{sim}" if n
+            else f"{REF}: {fmt.seconds(total)} {name}-s summed{sim}")
+    t = sel.median_s(timed)
+    if t is not None and not sel.simulated(timed):
+        line += f"\n(timed run, Table I: {fmt.seconds(t)} s)"
+    return f"{ds}\n{line}"
+
+
+def _clip(ax, slots, heights) -> dict[str, float]:
+    """A y axis from 0 that the ablations' bars fit, except an outlier (without work
+    stealing, idle warps can make a bar 20x cuMBE's): cut at 1.3x the tallest other
+    bar, its height printed on top, so that the other bars stay readable."""
+    tallest = max(heights)
+    rest = [h for (_, _, v), h in zip(slots, heights) if v != paper.NO_WORK_STEALING]
+    top = max(1.0, max(rest, default=tallest)) * 1.3
+    if tallest <= top:
+        ax.set_ylim(0, max(1.0, tallest) * 1.08)
+        return {}
+    ax.set_ylim(0, top)
+    cut = {}
+    for (x, ds, v), h in zip(slots, heights):
+        if h > top:
+            ax.text(x, top * 0.985, f"{h:.1f}×", ha="center", va="top", fontsize=7,
+                    rotation=90, color="black", bbox={"fc": "white", "ec": "none", "pad": 1})
+            cut[f"{ds}/{v}"] = float(h)
+    return cut
+
+
+def plot(rows: Sequence[Mapping], datasets: Sequence[str], out_png, out_pdf,
+         unavailable: Mapping[str, str] | None = None) -> dict:
+    """Draw Fig. 7; return what was drawn (bar heights read back from the artists)."""
+    rows = list(rows)
+    order = sel.ordered_datasets(rows, datasets)
+    variants = list(dict.fromkeys(c.variant for c in sel.configs(rows)
+                                  if c.engine == sel.REF_ENGINE and not c.timed))
+    variants.sort(key=lambda v: v != REF)
+    result: dict[str, Any] = {"figure": "breakdown", "variants": variants,
+                              "phases": [lab for _, lab in PHASES], "left_out": {},
+                              "notes": [], "values": {}, "totals_s": {}, "per_worker_s": {},
+                              "absent": {}, "ylabel": YLABEL}
+    data, first, used = _collect(rows, order, variants, result)
+    shown = list(data)
+    result["datasets"] = shown
+
+    n_var = max(len(variants), 1)
+    fig = figure.new(max(8.0, 1.6 * max(len(shown), 1) + 3.5), 6.0)
+    ax = fig.subplots()
+    sim = any(used[ds].get("simulated") for ds in shown)
+    title = (f"{paper.REFERENCE_LABEL} execution-time breakdown (clock64 per warp), each "
+             "optimisation removed in turn" + (f" ({', '.join(variants[1:])})"
+                                               if len(variants) > 1 else "")
+             + (f"\n{figure.SIMULATOR_TEXT}" if sim else ""))
+    ax.set_title(title, fontsize=9)
+    result["title"], result["simulated"] = title, sim
+    if not shown:
+        text = figure.no_gpu_text(rows)
+        figure.empty_note(ax, text)
+        result["notes"].append(text)
+        return figure.finish(fig, result, out_png, out_pdf, unavailable)
+
+    slots = [(g * (n_var + 1) + j, ds, v) for g, ds in enumerate(shown)
+             for j, v in enumerate(variants) if v in data[ds]]
+    bottom = np.zeros(len(slots))
+    for (key, label), color in zip(PHASES, PHASE_COLORS):
+        h = np.array([data[ds][v][key] / sum(data[ds][REF].values()) for _, ds, v in slots])
+        cont = ax.bar([s[0] for s in slots], h, bottom=bottom, width=0.85, color=color,
+                      label=label, edgecolor="white", linewidth=0.3)
+        bottom += h
+        for (_, ds, v), patch in zip(slots, cont.patches):
+            result["values"].setdefault(ds, {}).setdefault(v, {})[label] = float(
+                patch.get_height())
+    for ds in shown:
+        result["totals_s"][ds] = {v: sum(p.values()) for v, p in data[ds].items()}
+        n = n_workers(used[ds])
+        if n:
+            result["per_worker_s"][ds] = sum(data[ds][REF].values()) / n
+
+    absent = []  # a variant without data keeps its slot, saying why (error, skipped, not run)
+    for g, ds in enumerate(shown):
+        for j, v in enumerate(variants):
+            if v not in data[ds]:
+                why = figure.slot_text(first[ds, v])
+                x = g * (n_var + 1) + j
+                ax.text(x, 0.02, why, rotation=90, ha="center", va="bottom", fontsize=7,
+                        color="0.35")
+                absent.append((x, v))
+                result["absent"][f"{ds}/{v}"] = why
+    ticks = sorted([(x, v) for x, _, v in slots] + absent)
+    ax.set_xticks([x for x, _ in ticks], [v for _, v in ticks], fontsize=7, rotation=90)
+    ax.tick_params(axis="x", length=0, pad=2)
+    labels = [group_label(ds, used[ds], sel.reference_timed(rows, ds)) for ds in shown]
+    for g, text in enumerate(labels):
+        ax.annotate(text, xy=(g * (n_var + 1) + (n_var - 1) / 2, 0),
+                    xycoords=("data", "axes fraction"), xytext=(0, -34),
+                    textcoords="offset points", ha="center", va="top", fontsize=7.5,
+                    annotation_clip=False)
+    result["group_labels"] = labels
+    ax.axhline(1.0, color="0.4", lw=0.8, ls="--")
+    ax.set_xlim(-0.8, (len(shown) - 1) * (n_var + 1) + n_var - 0.2)
+    result["clipped_bars"] = _clip(ax, slots, bottom)
+    ax.set_ylabel(YLABEL)
+    handles, names = ax.get_legend_handles_labels()
+    ax.legend(handles[::-1], names[::-1], loc="upper left", bbox_to_anchor=(1.01, 1.0),
+              fontsize=8, frameon=False, title="phase")
+    result["xticklabels"] = [t.get_text() for t in ax.get_xticklabels()]
+    result["legend"] = [t.get_text() for t in ax.get_legend().get_texts()]
+    result["yticks"] = [float(y) for y in ax.get_yticks()]
+    return figure.finish(fig, result, out_png, out_pdf, unavailable)

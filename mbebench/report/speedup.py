@@ -1,0 +1,195 @@
+"""The paper's Table I (``results/tables/speedup.{csv,md,tex}``): sizes, #maximal
+bicliques, each engine's time and the reference's speedup over it.
+
+The reference is the first configuration (in :func:`mbebench.rows.configs` order)
+matching :data:`mbebench.paper.REFERENCE`; the reference engine's other variants are
+ablations (Fig. 7 and the summary show them).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pandas as pd
+
+from mbebench import atomic, paper
+from mbebench.report import agreement, fmt
+from mbebench.report import select as sel
+from mbebench.report.summary import DENSITY_HEADER, time_cell
+
+GEOMEAN = "geometric mean"
+SIMULATED = "CUDA simulator (no GPU time)"
+
+
+def speedup_table(
+    rows: Sequence[Mapping], datasets: Sequence[str], meta: Mapping | None = None,
+    unavailable: Mapping[str, str] | None = None,
+) -> pd.DataFrame:
+    """Table I as a frame.
+
+    Time columns ``<label> [s]`` hold the median algo seconds or the status text
+    of a non-ok run; ``<label> min [s]`` / ``max [s]`` keep the spread.  Speedup
+    columns ``<reference> vs <label>`` are t(other) / t(reference) where both are
+    ok, else NaN.  The last line is the geometric mean of each speedup column over
+    the datasets where both times exist (``df.attrs["geomean_n"]`` says how many).
+    A run in a simulator shows :data:`SIMULATED` and no spread; an unavailable
+    dataset's cells say ``unavailable`` and it is listed with its reason
+    (``df.attrs["unavailable"]``).  |U|, |V|: as in the summary (paper orientation).
+    """
+    rows = list(rows)
+    size = sel.sizes(rows, meta)
+    unav = sel.unavailable(rows, unavailable)
+    idx = sel.by_config(rows)
+    by_ds = sel.by_dataset(rows)
+    shown = [c for c in sel.configs(rows) if sel.in_table_one(c)]
+    ref = next((c for c in shown if c.engine == sel.REF_ENGINE), None)
+    if ref is None:  # Table I without its reference says so in a column of its own
+        ref = sel.Config(("", ""), sel.REF_ENGINE, paper.REFERENCE_LABEL, sel.REF_VARIANT, {},
+                         True)
+        shown.append(ref)
+    others = [c for c in shown if c is not ref]
+
+    records = []
+    for ds in sel.ordered_datasets(rows, datasets):
+        m = size.get(ds, {})
+        g = agreement.groups(by_ds.get(ds, []))
+        count, _ = agreement.count_fp(g)
+        rec: dict[str, Any] = {
+            "dataset": ds, "|U|": m.get("U"), "|V|": m.get("V"), "|E|": m.get("E"),
+            "density": sel.density(m.get("U"), m.get("V"), m.get("E")),
+            "maximal bicliques": count,
+        }
+        for c in shown:
+            row = idx.get((ds, c.key))
+            lo, hi = sel.spread(row)
+            # a simulated GPU run has a real count but no GPU time to compare
+            rec[f"{c.label} [s]"] = SIMULATED if sel.simulated(row) else time_cell(row)
+            rec[f"{c.label} min [s]"] = lo
+            rec[f"{c.label} max [s]"] = hi
+        t_ref = rec[f"{ref.label} [s]"]
+        for c in others:
+            t_b = rec[f"{c.label} [s]"]
+            rec[f"{ref.label} vs {c.label}"] = (
+                t_b / t_ref if sel.is_time(t_b) and sel.is_time(t_ref) else math.nan)
+        rec["agree"] = agreement.agrees(g)
+        records.append(rec)
+
+    speed_cols = [f"{ref.label} vs {c.label}" for c in others]
+    geo: dict[str, Any] = {"dataset": GEOMEAN}
+    geomean_n: dict[str, int] = {}
+    for col in speed_cols:
+        vals = [r[col] for r in records if sel.is_time(r[col])]
+        geo[col] = sel.geometric_mean(vals)
+        geomean_n[col] = len(vals)
+
+    cols = ["dataset", "|U|", "|V|", "|E|", "density", "maximal bicliques"]
+    for c in shown:
+        cols += [f"{c.label} [s]", f"{c.label} min [s]", f"{c.label} max [s]"]
+    cols += [*speed_cols, "agree"]
+    df = pd.DataFrame.from_records([*records, geo], columns=cols)
+    for c in ("|U|", "|V|", "|E|"):
+        df[c] = df[c].astype("Int64")
+    fmt.int_column(df, "maximal bicliques")
+    df.attrs["unavailable"] = {ds: unav[ds] for ds in df["dataset"] if ds in unav}
+    df.attrs["timed"] = [c.label for c in shown]
+    df.attrs["speedups"] = speed_cols
+    df.attrs["reference"] = ref.label
+    df.attrs["geomean_n"] = geomean_n
+    df.attrs["n_datasets"] = len(records)
+    return df
+
+
+def _geomean_note(df: pd.DataFrame, speed: Sequence[str]) -> str:
+    n_all = int((df["dataset"] != GEOMEAN).sum())
+    gn = df.attrs.get("geomean_n") or {}
+    parts = [f"{c}: {gn.get(c, '?')} of {n_all}" for c in speed]
+    return "Geometric mean over the datasets where both times exist (" + "; ".join(parts) + ")."
+
+
+def speedup_markdown(df: pd.DataFrame) -> str:
+    timed, speed = df.attrs["timed"], df.attrs["speedups"]
+    header = ["dataset", "|U|", "|V|", "|E|", DENSITY_HEADER, "#MB",
+              *[f"{t} (s)" for t in timed], *speed]
+    body = []
+    for _, r in df.iterrows():
+        if r["dataset"] == GEOMEAN:
+            body.append([f"*{GEOMEAN}*", "", "", "", "", "", *["" for _ in timed],
+                         *[fmt.speedup(r[c]) for c in speed]])
+            continue
+        bad = r["agree"] is False
+        count = (f"{r['maximal bicliques']} **{fmt.MISMATCH}**" if bad
+                 else fmt.integer(r["maximal bicliques"]))
+        body.append([f"**{r['dataset']}**" if bad else r["dataset"], fmt.integer(r["|U|"]),
+                     fmt.integer(r["|V|"]), fmt.integer(r["|E|"]), fmt.density(r["density"]),
+                     count, *[fmt.seconds(r[f"{t} [s]"]) for t in timed],
+                     *[fmt.speedup(r[c]) for c in speed]])
+    out = ["# Performance of the MBE engines (paper Table I)", ""]
+    n_bad = int(df["agree"].apply(lambda a: a is False).sum())
+    if n_bad:
+        out += [f"**{fmt.MISMATCH}: the engines disagree on the number of maximal bicliques "
+                f"of {n_bad} dataset(s); their times are not comparable. The pipeline fails "
+                "on this.**", ""]
+    unav = df.attrs.get("unavailable") or {}
+    if unav:
+        out += ["Unavailable (download or convert failed, not run):", ""]
+        out += [f"- {ds}: " + sel.without_paths(why).replace("|", "\\|")
+                for ds, why in unav.items()]
+        out.append("")
+    out += [
+        "Times: median algorithm seconds over the repeats (spread in speedup.csv). "
+        f"Speedup: t(other) / t({df.attrs.get('reference', paper.REFERENCE_LABEL)}). "
+        "#MB: number of maximal bicliques. "
+        "Density: 2|E| / (|U| |V|), the paper's definition. |U|, |V|: the paper's "
+        "orientation for its datasets. " + _geomean_note(df, speed),
+        "",
+    ]
+    return "\n".join(out) + "\n" + fmt.markdown(header, body, set(range(1, len(header))))
+
+
+def _tex_time(x: Any) -> str:
+    if fmt.is_num(x):
+        return fmt.seconds(x)
+    s = str(x)
+    # a table cell has no room for an error message: the status word is enough
+    return s.split(":")[0].split(" (")[0] if not s.startswith("timeout") else s
+
+
+def speedup_latex(df: pd.DataFrame) -> str:
+    """A plain ``tabular`` (no booktabs) for ``\\input``; names and texts escaped."""
+    timed, speed = df.attrs["timed"], df.attrs["speedups"]
+    header = ["Dataset", "$|U|$", "$|V|$", "$|E|$", "Density", "\\#MB",
+              *fmt.tex_escape([f"{t} (s)" for t in timed]),
+              *fmt.tex_escape(["vs. " + c.split(" vs ", 1)[1] for c in speed])]
+    body, bold, geo = [], [], None
+    for _, r in df.iterrows():
+        if r["dataset"] == GEOMEAN:
+            geo = ["Geo. mean", *[""] * (5 + len(timed)), *[fmt.speedup(r[c]) for c in speed]]
+            continue
+        bad = r["agree"] is False
+        if bad:
+            bold.append(len(body))
+        body.append([r["dataset"], *[fmt.integer(r[c]) for c in ("|U|", "|V|", "|E|")],
+                     fmt.density(r["density"]),
+                     f"{r['maximal bicliques']} (mismatch)" if bad
+                     else fmt.integer(r["maximal bicliques"]),
+                     *[_tex_time(r[f"{t} [s]"]) for t in timed],
+                     *[fmt.speedup(r[c]) for c in speed]])
+    footer = []
+    if bold:
+        footer.append("MISMATCH: the engines disagree on the number of maximal bicliques.")
+    unav = df.attrs.get("unavailable") or {}
+    if unav:
+        footer.append(f"Unavailable (not run): {', '.join(unav)}.")
+    reference = df.attrs.get("reference", paper.REFERENCE_LABEL)
+    return fmt.latex(header, [*body, *([geo] if geo is not None else [])], bold=bold,
+                     total=geo is not None,
+                     footer=footer, comment="generated by mbebench.report.speedup; times: "
+                     f"median algorithm seconds; speedup: t(other) / t({reference})")
+
+
+def write_speedup(df: pd.DataFrame, csv_path, md_path, tex_path) -> None:
+    atomic.write_text(csv_path, df.to_csv(index=False))
+    atomic.write_text(md_path, speedup_markdown(df))
+    atomic.write_text(tex_path, speedup_latex(df))
