@@ -82,6 +82,51 @@ def retry_token(path: str | os.PathLike, need: Iterable[str | os.PathLike] = ())
     return str(n if good else n + 1)
 
 
+class Untracked:
+    """A rule param that Snakemake passes to the shell command but does not record.
+
+    Snakemake re-runs a job when a recorded param changes, and it records only plain
+    values (str, numbers, containers); any other object is left out of the comparison.
+    Where an archive is fetched from (``konect.base_url``, a ``file://`` URL or the same
+    mirror as a plain path), timeouts, retries and size limits say nothing about the
+    content of a finished download, so they go in one of these: pointing the pipeline at
+    another mirror, or forgetting the mirror, must not redo finished datasets.
+    """
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any):
+        self.value = value
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self.value), spec)
+
+    def __repr__(self) -> str:
+        return f"Untracked({self.value!r})"
+
+
+def archive_sha256(receipt: str | os.PathLike) -> str:
+    """The SHA-256 of the archive a download receipt vouches for ("" when there is none):
+    the convert step's trigger, so that it re-runs when the archive's content changes and
+    not when the receipt is merely rewritten."""
+    st = read_status(receipt) or {}
+    if st.get("status", OK) != OK:
+        return ""
+    return str(st.get("sha256") or "")
+
+
+def converted(receipt: str | os.PathLike, meta: str | os.PathLike, graph: str | os.PathLike,
+              sha256: str | None = None) -> bool:
+    """Whether a downloaded dataset is finished: its receipt and meta say ok, the receipt's
+    archive is the one the config's ``sha256`` (if any) names, and the CSR is there."""
+    got = archive_sha256(receipt)
+    return (bool(got) and (not sha256 or got == sha256.strip().lower())
+            and unavailable_reason(meta) is None and Path(graph).exists())
+
+
 def write_unavailable(path: str | os.PathLike, *, dataset: str, step: str, reason: str,
                       retry: str | None) -> dict[str, Any]:
     """Record that ``step`` (download, convert) failed for ``dataset``; ``reason`` is kept as
