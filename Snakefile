@@ -17,9 +17,14 @@ include: "workflow/rules/engines.smk"
 include: "workflow/rules/aggregate.smk"
 
 
-# Snakemake's own last lines say only that a job failed: name the datasets.
+# The run's last lines: result rows per engine and status, each failure with its reason,
+# and the exit status (non-zero on the config's fail_on outcomes; mbebench/closing.py).
+onsuccess:
+    closing.handler(ROWS, METAS, config, started_at=STARTED, failed=False, log=log)
+
+
 onerror:
-    print(ingest.failure_summary(METAS, ROWS), file=sys.stderr)
+    closing.handler(ROWS, METAS, config, started_at=STARTED, failed=True, log=log)
 
 
 rule all:
@@ -27,4 +32,5 @@ rule all:
     input:
         TABLES,
         PLOTS,
+        CLOSING,
         CHECK,

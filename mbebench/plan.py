@@ -11,6 +11,8 @@ product of its parameters' values, one run each.
 from __future__ import annotations
 
 import os
+import posixpath
+import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,6 +31,16 @@ class Source:
     kind: str  # "url" (an archive to download) or "path" (a local edge list)
     location: str
     sha256: str | None = None
+
+    @property
+    def name(self) -> str:
+        """What is fetched, apart from where: the file name of the URL or path (KONECT's
+        ``download.tsv.<name>.tar.bz2``).  A mirror holds the same files under the same names,
+        so this, not the location, decides whether a finished download is still the one
+        the config asks for."""
+        path = urllib.parse.urlsplit(self.location).path if "://" in self.location else \
+            self.location
+        return posixpath.basename(path.replace(os.sep, "/").rstrip("/")) or self.location
 
 
 @dataclass(frozen=True)
@@ -181,6 +193,29 @@ def engine_runs(config: dict, name: str, cores: int) -> list[RunSpec]:
             require_gpu=bool(options.get("require_gpu", False)), datasets=common["datasets"],
         ))
     return runs
+
+
+def prefer_overrides(config: dict, base: Mapping | None) -> None:
+    """Let an override file use a parameter's old name (``variants``) where the workflow's own
+    config file (``base``, the Snakefile's ``configfile:``) sets the new one (``variant``).
+
+    Snakemake merges an override into the config file, so the section ends up with both
+    names; the one only the override gives is the user's, and the other is dropped here.
+    Both in one file (or both in the overrides) stays an error (EngineSpec.check_section)."""
+    engines = config.get("engines")
+    base_engines = (base or {}).get("engines") if isinstance(base, Mapping) else None
+    if not isinstance(engines, dict) or not isinstance(base_engines, Mapping):
+        return
+    for name, section in engines.items():
+        base_section = base_engines.get(name)
+        if name not in registry.ENGINES or not isinstance(section, dict) \
+                or not isinstance(base_section, Mapping):
+            continue
+        for p in registry.get_spec(name).params:
+            for alias in p.aliases:
+                if (alias in section and p.name in section and p.name in base_section
+                        and alias not in base_section and section[p.name] == base_section[p.name]):
+                    del section[p.name]
 
 
 def plan_runs(config: dict, cores: int | None = None) -> dict[str, RunSpec]:

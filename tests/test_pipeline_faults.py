@@ -170,7 +170,15 @@ def faulty_run(tmp_path_factory):
 
 def test_timeout_is_recorded_and_the_pipeline_goes_on(faulty_run):
     work, res, elapsed = faulty_run
-    assert res.returncode == 0, res.stderr[-4000:]  # no --keep-going needed
+    # no --keep-going needed: every run ends with a row and the tables are written, but
+    # the run fails, and its last lines (the closing summary) say which runs and why
+    assert res.returncode == 1, res.stderr[-4000:]
+    assert (work / ".test" / SUMMARY).is_file()
+    tail = res.stderr.strip().splitlines()
+    assert tail[-1] == ("mbe-bench: FAILED: 4 error, 1 timeout (exit status 1; the config's "
+                        "fail_on lists error, mismatch, timeout, unavailable)"), tail[-12:]
+    assert "TIMEOUT dense iMBEA: timed out after 15 s" in tail
+    assert "ERROR hubs ParMBE p=1: RuntimeError: boom: engine failed" in tail
     rows = _rows(work)
     row = rows[("dense", "imbea")]
     assert row["status"] == "timeout" and row["count"] is None and row["fingerprint"] is None
