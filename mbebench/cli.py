@@ -1,4 +1,5 @@
-"""``python -m mbebench <command>``: the entry points the Snakemake rules call.
+"""``mbe-bench <command>`` (or ``python -m mbebench <command>``): the steps the Snakemake
+rules call, and the engines' parameters (``mbe-bench engines``).
 
 Each command does one pipeline step.  A failure the pipeline expects (a bad
 download, a corrupt file, a config error, engines that disagree) prints one
@@ -248,6 +249,17 @@ def _cmd_engines(a) -> None:
         print()
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("mbe-bench")
+    except PackageNotFoundError:  # run from a checkout that is not installed
+        from mbebench import __version__
+
+        return __version__
+
+
 def closing_outcomes() -> tuple[str, ...]:
     from mbebench.closing import OUTCOMES
 
@@ -255,7 +267,9 @@ def closing_outcomes() -> tuple[str, ...]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m mbebench", description=__doc__)
+    p = argparse.ArgumentParser(prog="mbe-bench", description=__doc__.replace("``", ""),
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = p.add_subparsers(dest="command", required=True)
 
     d = sub.add_parser("download", help="fetch one dataset archive")
