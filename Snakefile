@@ -32,5 +32,4 @@ rule all:
     input:
         TABLES,
         PLOTS,
-        CLOSING,
-        CHECK,
+        FINAL,

@@ -104,6 +104,7 @@ def _cmd_convert(a) -> None:
             sha256=a.sha256 or None,
             allow_non_bipartite=a.allow_non_bipartite,
             retry=a.retry,
+            archive_sha256=ingest.archive_sha256(a.receipt) if a.receipt else None,
             **_given(max_member_bytes=_bytes(a.max_member_gib)),
         )
 

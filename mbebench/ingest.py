@@ -109,9 +109,7 @@ class Untracked:
 
 
 def archive_sha256(receipt: str | os.PathLike) -> str:
-    """The SHA-256 of the archive a download receipt vouches for ("" when there is none):
-    the convert step's trigger, so that it re-runs when the archive's content changes and
-    not when the receipt is merely rewritten."""
+    """The SHA-256 of the archive a download receipt vouches for ("" when there is none)."""
     st = read_status(receipt) or {}
     if st.get("status", OK) != OK:
         return ""
@@ -121,10 +119,14 @@ def archive_sha256(receipt: str | os.PathLike) -> str:
 def converted(receipt: str | os.PathLike, meta: str | os.PathLike, graph: str | os.PathLike,
               sha256: str | None = None) -> bool:
     """Whether a downloaded dataset is finished: its receipt and meta say ok, the receipt's
-    archive is the one the config's ``sha256`` (if any) names, and the CSR is there."""
+    archive is the one the config's ``sha256`` (if any) names and the one the CSR was
+    converted from (metas written before they recorded it are taken at their word), and the
+    CSR is there."""
     got = archive_sha256(receipt)
+    st = read_status(meta) or {}
     return (bool(got) and (not sha256 or got == sha256.strip().lower())
-            and unavailable_reason(meta) is None and Path(graph).exists())
+            and st.get("status", OK) == OK and st.get("archive_sha256", got) == got
+            and Path(graph).exists())
 
 
 def write_unavailable(path: str | os.PathLike, *, dataset: str, step: str, reason: str,
@@ -166,21 +168,3 @@ def graph_sizes(meta_paths: Iterable[str | os.PathLike]) -> dict[str, dict[str, 
             out[str(st.get("dataset") or Path(p).stem)] = {
                 k: int(st[k]) for k in ("n_left", "n_right", "n_edges")}
     return out
-
-
-def failure_summary(meta_paths: Iterable[str | os.PathLike],
-                    row_paths: Iterable[str | os.PathLike] = ()) -> str:
-    """What the Snakefile's ``onerror`` prints last: the unavailable datasets with their
-    reasons, and how many planned rows are missing (runs that failed their job).  Empty
-    when there is nothing to say."""
-    unav = unavailable_datasets(meta_paths)
-    missing = [p for p in row_paths if not Path(p).exists()]
-    lines = []
-    if unav:
-        lines.append(f"mbe-bench: {len(unav)} dataset(s) unavailable, left out of the tables "
-                     "(results/tables/summary.md lists them; the next run tries them again):")
-        lines += [f"  {ds}: {why}" for ds, why in unav.items()]
-    if missing:
-        lines.append(f"mbe-bench: {len(missing)} engine run(s) left no row (their jobs failed, "
-                     f"see the errors above), e.g. {missing[0]}")
-    return "\n".join(lines)

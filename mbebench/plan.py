@@ -258,6 +258,16 @@ def direct_run(engine: str, params: Mapping[str, Any], run_id: str, *, repeats: 
                    env=dict(spec.simulator_env or {}) if simulate else {}, **common)
 
 
+def reporting(argv: list[str]) -> bool:
+    """Whether Snakemake was started to write a report (``--report [FILE]``)."""
+    return any(a == "--report" or a.startswith("--report=") for a in argv)
+
+
+def on_disk(items: list[str], pattern: str = "{}") -> list[str]:
+    """The items whose file (``pattern`` filled with the item) exists."""
+    return [x for x in items if os.path.exists(pattern.format(x))]
+
+
 def planned_rows(datasets: list[str], runs: dict[str, RunSpec]) -> list[str]:
     """The result-row paths the aggregate step waits for."""
     return [

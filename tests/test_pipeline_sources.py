@@ -94,6 +94,21 @@ def test_another_address_of_the_same_archives_undoes_nothing(tmp_path):
     # and nothing is left to do
     assert _planned(_snakemake(work, DOWN, "-n")) == set()
 
+    # content decides: an archive that changed on the mirror, once downloaded again, is
+    # converted and run again (on the run after the download: the one that re-downloads
+    # plans before it knows the new content)
+    shutil.copy(test_dir / "konect/download.tsv.complete-4x5.tar.bz2",
+                mirror / "download.tsv.crown-8.tar.bz2")
+    res = _snakemake(work, mirror.as_uri(), "--forcerun", "download")
+    assert res.returncode == 0, (res.stdout + res.stderr)[-4000:]
+    assert _planned(_snakemake(work, mirror.as_uri(), "-n")) >= {"convert", "run_engine"}
+    res = _snakemake(work, str(mirror))
+    assert res.returncode == 0, (res.stdout + res.stderr)[-4000:]
+    row = json.loads((test_dir / "results/runs/crown-8/imbea.json").read_text())
+    assert row["count"] == 1 and row["graph"]["n_edges"] == 20  # K_{4,5}: one biclique
+    assert json.loads((test_dir / "results/runs/paper-fig1/imbea.json").read_text()) \
+        == json.loads(before[test_dir / "results/runs/paper-fig1/imbea.json"][0])
+
 
 def test_a_failed_retry_recovers_a_dataset_from_its_kept_archive(tmp_path):
     """What an older version left after a failed refresh: the archive and its sidecar are

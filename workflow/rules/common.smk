@@ -32,6 +32,12 @@ try:
 except plan.ConfigError as e:
     configcheck.fail(e)
 RUN_IDS = list(RUNS)
+# `snakemake --report` builds its DAG from the config it is given, and a run's --config or
+# --configfile is easily left out: it reports what is on disk, so that files that run never
+# made do not each get a "Missing metadata" warning.
+REPORTING = plan.reporting(sys.argv)
+if REPORTING:
+    DATASETS = plan.on_disk(DATASETS, "results/csr/{}.json")
 
 TABLES = expand(
     "results/tables/{name}",
@@ -47,6 +53,10 @@ ROWS = plan.planned_rows(DATASETS, RUNS)
 METAS = expand("results/csr/{dataset}.json", dataset=DATASETS)
 CHECK = "results/tables/agreement.txt"
 CLOSING = "results/tables/closing.txt"
+FINAL = [CLOSING, CHECK]
+if REPORTING:
+    ROWS = plan.on_disk(ROWS)
+    FINAL = plan.on_disk(FINAL)
 # This invocation's start: a run whose log is older did not start in it (mbebench/closing.py)
 STARTED = time.time()
 
@@ -80,11 +90,11 @@ def convert_input(wildcards):
     if ingest.converted(
         receipt(ds), f"results/csr/{ds}.json", plan.graph_file(ds), src.sha256
     ):
-        # ancient: a download that re-runs (forced, or a failed refresh that keeps the
-        # archive) does not by its time redo a finished conversion and every engine run
-        # after it; the convert rule's archive_sha256 param redoes it when the archive's
-        # content changed.  Only then: Snakemake evaluates no trigger of its own of a job
-        # downstream of one that re-runs, so an unfinished conversion must follow its download.
+        # ancient: a download that re-runs (forced, a new version of its rule, or a failed
+        # refresh that keeps the archive) does not by its time redo a finished conversion
+        # and every engine run after it.  Only a finished one: Snakemake evaluates no trigger
+        # of a job downstream of one that re-runs, so an unfinished conversion, or one of
+        # another archive than the receipt's, must follow its download.
         return ancient(receipt(ds))
     return receipt(ds)
 

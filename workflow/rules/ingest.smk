@@ -49,14 +49,7 @@ checkpoint convert:
             if config["datasets"][wc.dataset].get("allow_non_bipartite")
             else ""
         ),
-        # the content of the archive, not the receipt's time, re-runs a conversion (the
-        # receipt is an ancient() input: a download that re-ran does not redo the datasets)
-        archive_sha256=lambda wc: (
-            ingest.archive_sha256(receipt(wc.dataset))
-            if source(wc).kind != "path"
-            else ""
-        ),
-        max_member_gib=ingest.Untracked(config["konect"]["max_member_gib"]),
+        max_member_gib=config["konect"]["max_member_gib"],
     resources:
         # a conversion is CPU work: it must not share the machine with a timed run
         timed_run=1,
