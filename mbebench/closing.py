@@ -89,7 +89,8 @@ def summarize(row_paths: Sequence[str | os.PathLike], meta_paths: Iterable[str |
               missing_rows: bool = False) -> Closing:
     """The closing summary of the rows at ``row_paths`` (the run's planned rows).
 
-    ``missing_rows``: say which planned rows are missing (the run stopped early):
+    ``missing_rows``: the run stopped early (a job failed, or it was interrupted), so it
+    fails whatever the rows say, and the summary says which planned rows are missing:
     a run whose log was written after ``started_at`` (this invocation's start) failed its
     job or was interrupted; one with no such log never started."""
     fail_on = set(fail_on)
@@ -142,7 +143,11 @@ def summarize(row_paths: Sequence[str | os.PathLike], meta_paths: Iterable[str |
     counts[MISMATCH] = len(mism)  # datasets, not rows
     counts["error"] += len(bad)
     out.failed = Counter({k: counts[k] for k in OUTCOMES if k in fail_on and counts[k]})
-    if out.failed:
+    if missing_rows and not out.failed:  # Snakemake stopped: a job failed, or Ctrl-C
+        out.failed["stopped"] = 1
+        out.lines.append("mbe-bench: FAILED: a job failed or the run was interrupted (exit "
+                         "status 1; see the errors above)")
+    elif out.failed:
         what = ", ".join(f"{n} {k}" + (" dataset(s)" if k in (MISMATCH,) else "")
                          for k, n in out.failed.items())
         out.lines.append(f"mbe-bench: FAILED: {what} (exit status 1; the config's fail_on "
@@ -227,4 +232,4 @@ def handler(row_paths: Sequence[str], meta_paths: Sequence[str], config: Mapping
     if logs:
         print(f"Complete log: {', '.join(map(str, logs))}", file=sys.stderr)
     print(summary.text, end="", file=sys.stderr)
-    raise SystemExit(1 if failed else summary.exit_code)
+    raise SystemExit(summary.exit_code)

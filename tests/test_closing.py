@@ -104,6 +104,10 @@ def test_missing_rows_that_never_started_are_not_called_failed(tmp_path):
             f"see the errors above and their logs), e.g. {failed}") in s.text
     assert f"mbe-bench: 2 engine run(s) did not start (the run stopped first; the next run " \
            f"does them), e.g. {never}" in s.text
+    # the rows there are fine, but the run stopped: it failed, and says so last
+    assert s.exit_code == 1 and s.lines[-1] == (
+        "mbe-bench: FAILED: a job failed or the run was interrupted (exit status 1; see the "
+        "errors above)")
 
 
 @pytest.mark.parametrize("failed", [False, True])
@@ -113,4 +117,5 @@ def test_the_handler_prints_the_summary_last_and_sets_the_exit_status(tmp_path, 
         closing.handler(paths, [], {}, started_at=time.time(), failed=failed, log="x.log")
     assert e.value.code == (1 if failed else 0)
     err = capsys.readouterr().err.splitlines()
-    assert err[0] == "Complete log: x.log" and err[-1].startswith("mbe-bench: done: 1 ok")
+    assert err[0] == "Complete log: x.log"
+    assert err[-1].startswith("mbe-bench: FAILED: a job failed" if failed else "mbe-bench: done: 1 ok")
