@@ -349,8 +349,9 @@ def build_parser() -> argparse.ArgumentParser:
         t.add_argument("--out-dir", required=True)
         t.set_defaults(func=func)
 
-    k = sub.add_parser("check", help="fail when ok runs of a dataset disagree on the count, "
-                       "or when datasets are unavailable")
+    k = sub.add_parser("check", help="fail on the outcomes --fail-on lists (by default: ok "
+                       "runs of a dataset disagree, a run's error or timeout, an unavailable "
+                       "dataset)")
     k.add_argument("--rows", nargs="+", required=True)
     k.add_argument("--meta", nargs="*", help="the convert step's meta files")
     k.add_argument("--out", required=True, help="the report, written only when all agree")

@@ -118,4 +118,5 @@ def test_the_handler_prints_the_summary_last_and_sets_the_exit_status(tmp_path, 
     assert e.value.code == (1 if failed else 0)
     err = capsys.readouterr().err.splitlines()
     assert err[0] == "Complete log: x.log"
-    assert err[-1].startswith("mbe-bench: FAILED: a job failed" if failed else "mbe-bench: done: 1 ok")
+    last = "mbe-bench: FAILED: a job failed" if failed else "mbe-bench: done: 1 ok"
+    assert err[-1].startswith(last)
