@@ -136,6 +136,15 @@ def summarize(row_paths: Sequence[str | os.PathLike], meta_paths: Iterable[str |
 
     if missing_rows:
         out.lines += _missing(row_paths, started_at)
+    else:
+        absent = [str(p) for p in row_paths if not Path(p).exists()]
+        if absent:
+            # A run whose targets stop short of the rows, or one Snakemake cut short: it does
+            # not evaluate jobs below one that re-runs (a forced download, a download rule
+            # of a new version), so their turn comes in the next run.
+            out.lines.append(f"mbe-bench: {len(absent)} planned engine run(s) have no row yet "
+                             f"(not needed for this run's targets, or left for the next run: "
+                             f"run the same command again), e.g. {absent[0]}")
 
     counts = Counter()
     for c in per_engine.values():

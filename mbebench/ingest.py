@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import json
 import os
+import posixpath
+import urllib.parse
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -116,15 +118,24 @@ def archive_sha256(receipt: str | os.PathLike) -> str:
     return str(st.get("sha256") or "")
 
 
+def archive_name(location: str) -> str:
+    """The file name of an archive's URL or path (KONECT's ``download.tsv.<name>.tar.bz2``):
+    what is fetched, apart from where from."""
+    path = urllib.parse.urlsplit(location).path if "://" in location else location
+    return posixpath.basename(path.replace(os.sep, "/").rstrip("/")) or location
+
+
 def converted(receipt: str | os.PathLike, meta: str | os.PathLike, graph: str | os.PathLike,
-              sha256: str | None = None) -> bool:
+              sha256: str | None = None, name: str | None = None) -> bool:
     """Whether a downloaded dataset is finished: its receipt and meta say ok, the receipt's
-    archive is the one the config's ``sha256`` (if any) names and the one the CSR was
-    converted from (metas written before they recorded it are taken at their word), and the
-    CSR is there."""
+    archive is the one the config names (file ``name`` and ``sha256``, where given) and the
+    one the CSR was converted from (metas written before they recorded it are taken at their
+    word), and the CSR is there."""
     got = archive_sha256(receipt)
+    fetched = (read_status(receipt) or {}).get("url")
     st = read_status(meta) or {}
     return (bool(got) and (not sha256 or got == sha256.strip().lower())
+            and (not name or not fetched or archive_name(str(fetched)) == name)
             and st.get("status", OK) == OK and st.get("archive_sha256", got) == got
             and Path(graph).exists())
 

@@ -11,13 +11,12 @@ product of its parameters' values, one run each.
 from __future__ import annotations
 
 import os
-import posixpath
-import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from mbebench import engine as registry
+from mbebench.ingest import archive_name
 from mbebench.plugins import is_plugin, plugin_spec
 from mbebench.spec import ConfigError, EngineSpec
 
@@ -38,9 +37,7 @@ class Source:
         ``download.tsv.<name>.tar.bz2``).  A mirror holds the same files under the same names,
         so this, not the location, decides whether a finished download is still the one
         the config asks for."""
-        path = urllib.parse.urlsplit(self.location).path if "://" in self.location else \
-            self.location
-        return posixpath.basename(path.replace(os.sep, "/").rstrip("/")) or self.location
+        return archive_name(self.location)
 
 
 @dataclass(frozen=True)

@@ -120,3 +120,13 @@ def test_the_handler_prints_the_summary_last_and_sets_the_exit_status(tmp_path, 
     assert err[0] == "Complete log: x.log"
     last = "mbe-bench: FAILED: a job failed" if failed else "mbe-bench: done: 1 ok"
     assert err[-1].startswith(last)
+
+
+def test_a_successful_run_that_left_planned_rows_undone_says_so(tmp_path):
+    paths = _write(tmp_path, ROWS[:1])
+    later = str(tmp_path / "results/runs/b/imbea.json")
+    s = closing.summarize([*paths, later])
+    assert s.exit_code == 0
+    assert s.lines[-2] == ("mbe-bench: 1 planned engine run(s) have no row yet (not needed for "
+                           "this run's targets, or left for the next run: run the same command "
+                           f"again), e.g. {later}")

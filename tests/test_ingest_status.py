@@ -96,3 +96,27 @@ def test_only_the_steps_own_errors_are_the_datasets_fault():
     # a bug is a failed job, never an unavailable dataset
     for bug in (KeyError("x"), TypeError("x"), OSError("x")):
         assert not ingest.is_dataset_error(bug, ingest.CONVERT_ERRORS | ingest.DOWNLOAD_ERRORS)
+
+
+def test_a_conversion_is_finished_only_for_the_archive_the_config_names(tmp_path):
+    """Issue 19: a finished conversion is not redone by a download that re-runs (its receipt
+    is then an ancient input), but only while it is of the archive the config asks for."""
+    receipt, meta, graph = tmp_path / "r.json", tmp_path / "m.json", tmp_path / "g.csr"
+    name, sha = "download.tsv.x.tar.bz2", "a" * 64
+    ingest.write_receipt(receipt, {"url": f"file:///mirror/{name}", "sha256": sha},
+                         dataset="x", retry="0")
+    meta.write_text(json.dumps({"status": "ok", "archive_sha256": sha}))
+    graph.write_bytes(b"csr")
+    assert ingest.converted(receipt, meta, graph, None, name)
+    assert ingest.converted(receipt, meta, graph, sha.upper(), name)  # the config's checksum
+    assert not ingest.converted(receipt, meta, graph, "b" * 64, name)
+    assert not ingest.converted(receipt, meta, graph, None, "download.tsv.other.tar.bz2")
+    meta.write_text(json.dumps({"status": "ok", "archive_sha256": "c" * 64}))  # another archive
+    assert not ingest.converted(receipt, meta, graph, None, name)
+    meta.write_text(json.dumps({"status": "ok"}))  # a meta from before it was recorded
+    assert ingest.converted(receipt, meta, graph, None, name)
+    graph.unlink()
+    assert not ingest.converted(receipt, meta, graph, None, name)
+    graph.write_bytes(b"csr")
+    ingest.write_unavailable(receipt, dataset="x", step="download", reason="gone", retry="1")
+    assert not ingest.converted(receipt, meta, graph, None, name)

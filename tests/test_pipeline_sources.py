@@ -30,9 +30,10 @@ def _work(tmp: Path) -> Path:
     return copy_workflow(tmp / "w")
 
 
-def _snakemake(work: Path, base_url: str, *args: str) -> subprocess.CompletedProcess:
+def _snakemake(work: Path, base_url: str, *args: str, **extra) -> subprocess.CompletedProcess:
+    # one --configfile: a second one would replace it
     overlay = {"only": ONLY, "konect": {"base_url": base_url},
-               "download": {"retries": 1, "connect_timeout_s": 2}, "engines": ENGINES}
+               "download": {"retries": 1, "connect_timeout_s": 2}, "engines": ENGINES, **extra}
     (work / "overlay.yaml").write_text(yaml.safe_dump(overlay))
     return subprocess.run(
         [sys.executable, "-m", "snakemake", "--cores", "2", "--directory", ".test", *args,
@@ -70,9 +71,8 @@ def test_another_address_of_the_same_archives_undoes_nothing(tmp_path):
     assert _planned(_snakemake(work, str(mirror) + "/", "-n")) == set()
     assert _planned(_snakemake(work, DOWN, "-n")) == set()
     # ... and `only` the one dataset: its finished runs stay (the tables are redone)
-    (work / "only.yaml").write_text(yaml.safe_dump({"only": ["crown-8"]}))
-    res = _snakemake(work, DOWN, "-n", "--configfile", str(work / "only.yaml"))
-    assert _planned(res) <= {"tables", "check_counts"}
+    res = _snakemake(work, DOWN, "-n", only=["crown-8"])
+    assert _planned(res) == {"tables", "check_counts"}
 
     # a download that re-runs anyway (here: forced) and fails keeps the verified archive,
     # its CSR and the rows, and says so in its log
@@ -131,3 +131,8 @@ def test_a_failed_retry_recovers_a_dataset_from_its_kept_archive(tmp_path):
     assert res.returncode == 0, (res.stdout + res.stderr)[-4000:]
     assert json.loads(row.read_text())["status"] == "ok"
     assert json.loads(row.read_text())["count"] == 2**8 - 2
+
+    # what is fetched does count: another KONECT name is downloaded, converted and run at once
+    res = _snakemake(work, "konect/", datasets={"crown-8": {"konect": "complete-4x5"}})
+    assert res.returncode == 0, (res.stdout + res.stderr)[-4000:]
+    assert json.loads(row.read_text())["count"] == 1  # K_{4,5}

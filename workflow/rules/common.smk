@@ -87,9 +87,8 @@ def convert_input(wildcards):
     if src.kind == "path":
         return [src.location] if os.path.isfile(src.location) else []
     ds = wildcards.dataset
-    if ingest.converted(
-        receipt(ds), f"results/csr/{ds}.json", plan.graph_file(ds), src.sha256
-    ):
+    meta = f"results/csr/{ds}.json"
+    if ingest.converted(receipt(ds), meta, plan.graph_file(ds), src.sha256, src.name):
         # ancient: a download that re-runs (forced, a new version of its rule, or a failed
         # refresh that keeps the archive) does not by its time redo a finished conversion
         # and every engine run after it.  Only a finished one: Snakemake evaluates no trigger
