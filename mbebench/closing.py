@@ -86,10 +86,10 @@ def _label(row: Mapping) -> str:
 
 def summarize(row_paths: Sequence[str | os.PathLike], meta_paths: Iterable[str | os.PathLike] = (),
               *, fail_on: Iterable[str] = FAIL_ON, started_at: float | None = None,
-              missing_rows: bool = False) -> Closing:
+              stopped: bool = False) -> Closing:
     """The closing summary of the rows at ``row_paths`` (the run's planned rows).
 
-    ``missing_rows``: the run stopped early (a job failed, or it was interrupted), so it
+    ``stopped``: the run stopped early (a job failed, or it was interrupted), so it
     fails whatever the rows say, and the summary says which planned rows are missing:
     a run whose log was written after ``started_at`` (this invocation's start) failed its
     job or was interrupted; one with no such log never started."""
@@ -134,7 +134,7 @@ def summarize(row_paths: Sequence[str | os.PathLike], meta_paths: Iterable[str |
                                         if r["dataset"] == ds and r.get("message")), "")
             out.lines.append(f"  {ds}: {why}")
 
-    if missing_rows:
+    if stopped:
         out.lines += _missing(row_paths, started_at)
     else:
         absent = [str(p) for p in row_paths if not Path(p).exists()]
@@ -152,7 +152,7 @@ def summarize(row_paths: Sequence[str | os.PathLike], meta_paths: Iterable[str |
     counts[MISMATCH] = len(mism)  # datasets, not rows
     counts["error"] += len(bad)
     out.failed = Counter({k: counts[k] for k in OUTCOMES if k in fail_on and counts[k]})
-    if missing_rows and not out.failed:  # Snakemake stopped: a job failed, or Ctrl-C
+    if stopped and not out.failed:  # Snakemake stopped: a job failed, or Ctrl-C
         out.failed["stopped"] = 1
         out.lines.append("mbe-bench: FAILED: a job failed or the run was interrupted (exit "
                          "status 1; see the errors above)")
@@ -236,7 +236,7 @@ def handler(row_paths: Sequence[str], meta_paths: Sequence[str], config: Mapping
     import sys
 
     summary = summarize(row_paths, meta_paths, fail_on=config.get("fail_on", FAIL_ON),
-                        started_at=started_at, missing_rows=failed)
+                        started_at=started_at, stopped=failed)
     logs = [log] if isinstance(log, (str, os.PathLike)) else list(log or [])
     if logs:
         print(f"Complete log: {', '.join(map(str, logs))}", file=sys.stderr)

@@ -99,7 +99,7 @@ def test_missing_rows_that_never_started_are_not_called_failed(tmp_path):
     os.utime(closing.run_log(old), (started - 60, started - 60))  # a log of an earlier run
     os.utime(closing.run_log(failed), (started + 1, started + 1))
     s = closing.summarize([*paths, str(failed), str(never), str(old)], started_at=started,
-                          missing_rows=True)
+                          stopped=True)
     assert (f"mbe-bench: 1 engine run(s) left no row (their jobs failed or were interrupted; "
             f"see the errors above and their logs), e.g. {failed}") in s.text
     assert f"mbe-bench: 2 engine run(s) did not start (the run stopped first; the next run " \
