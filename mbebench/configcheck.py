@@ -45,7 +45,7 @@ def expected(schema: Mapping) -> str:
     if limits:
         words += " " + " and ".join(limits)
     if "array" in types and isinstance(schema.get("items"), Mapping):
-        words += " of " + expected(schema["items"]).replace("one of", "values among")
+        words += f" (each {expected(schema['items'])})"
     return words
 
 

@@ -61,6 +61,9 @@ def test_a_missing_or_corrupt_graph_is_one_line_naming_the_file(tmp_path):
     lines = res.stderr.strip().splitlines()
     assert res.returncode == 1 and len(lines) == 1, res.stderr
     assert lines[0].startswith(f"error: {bad}: ") and "Traceback" not in res.stderr
+    res = _run("-m", "cumbe", "run", str(tmp_path))  # a directory
+    assert res.returncode == 1 and res.stderr.strip().splitlines() == [
+        f"error: {tmp_path}: cannot open CSR file (is a directory)"]
 
 
 def test_simulate_runs_the_cuda_simulator_without_the_environment_variable(tmp_path):

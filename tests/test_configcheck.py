@@ -29,6 +29,7 @@ BASE = {"datasets": {"g": {"konect": "g"}}}
     ({"datasets": {"g": {"konect": "g", "sha256": "abc"}}},
      "datasets.g.sha256: got \"abc\"; expected a string matching ^[0-9a-fA-F]{64}$"),
     ({"fail_on": ["error", "oops"]}, "fail_on.1: got \"oops\"; expected one of \"error\""),
+    ({"only": "Unicode"}, "only: got \"Unicode\"; expected a list (each a string)"),
 ])
 def test_each_error_is_one_line_naming_the_key_and_the_form(bad, line):
     with pytest.raises(plan.ConfigError) as e:
