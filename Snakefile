@@ -27,6 +27,11 @@ onerror:
     closing.handler(ROWS, METAS, config, started_at=STARTED, failed=True, log=log)
 
 
+# ... and after "Nothing to be done", where Snakemake calls neither handler
+if workflow.is_main_process and not REPORTING:
+    closing.on_idle_run(ROWS, METAS, config, dryrun=lambda: workflow.dryrun)
+
+
 rule all:
     default_target: True
     input:

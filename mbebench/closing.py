@@ -16,9 +16,11 @@ targets stop short of that rule (the ``onsuccess`` handler's exit status).
 from __future__ import annotations
 
 import json
+import logging
 import os
+import sys
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -228,13 +230,51 @@ def verdict(rows: Sequence[Mapping], unavailable: Mapping[str, str],
                                     f"{', '.join(sorted(fail_on))})", *lines]))
 
 
+_STATE = {"handled": False, "idle": False}
+
+
+class _NothingToBeDone(logging.Handler):
+    def emit(self, record: logging.LogRecord) -> None:
+        from snakemake.common import NOTHING_TO_BE_DONE_MSG
+
+        try:
+            if NOTHING_TO_BE_DONE_MSG in record.getMessage():
+                _STATE["idle"] = True
+        except Exception:  # a log record that does not format is none of ours
+            pass
+
+
+def on_idle_run(row_paths: Sequence[str], meta_paths: Sequence[str], config: Mapping,
+                dryrun: Callable[[], bool]) -> None:
+    """Print the summary after Snakemake's "Nothing to be done" too: it calls neither
+    ``onsuccess`` nor ``onerror`` then, and a run with nothing left to do is still a run
+    whose results someone reads.  Its exit status stays 0: a failed check leaves its
+    output missing, so a run after a failed one always has that job to do."""
+    import atexit
+
+    logging.getLogger("snakemake.logging").addHandler(_NothingToBeDone())
+    workdir = os.getcwd()  # the paths are relative to --directory, which Snakemake leaves
+
+    def _print() -> None:
+        if _STATE["idle"] and not _STATE["handled"] and not dryrun():
+            back = os.getcwd()
+            os.chdir(workdir)
+            try:
+                summary = summarize(row_paths, meta_paths,
+                                    fail_on=config.get("fail_on", FAIL_ON))
+            finally:
+                os.chdir(back)
+            print(summary.text, end="", file=sys.stderr)
+
+    atexit.register(_print)
+
+
 def handler(row_paths: Sequence[str], meta_paths: Sequence[str], config: Mapping, *,
             started_at: float, failed: bool, log: Any = None) -> None:
     """What the Snakefile's ``onsuccess`` / ``onerror`` call: print the summary last and end
     Snakemake with its exit status (``SystemExit`` leaves out Snakemake's own closing lines,
     which would bury it; the name of its log file is printed here instead)."""
-    import sys
-
+    _STATE["handled"] = True
     summary = summarize(row_paths, meta_paths, fail_on=config.get("fail_on", FAIL_ON),
                         started_at=started_at, stopped=failed)
     logs = [log] if isinstance(log, (str, os.PathLike)) else list(log or [])

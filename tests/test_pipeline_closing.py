@@ -49,6 +49,14 @@ def test_runs_skipped_for_want_of_a_gpu_end_0_and_say_why(work):
                                "engines.cumbe.simulate: true"), tail[-8:]
     closing = (work / ".test/results/tables/closing.txt").read_text().splitlines()
     assert closing[-1] == tail[-1] and closing[-2] == tail[-2]
+    # a run with nothing left to do ends with the summary too (Snakemake calls no handler)
+    again = _snakemake(work, _overlay(cumbe=cumbe))
+    assert again.returncode == 0
+    out = again.stderr.strip().splitlines()
+    assert "Nothing to be done (all requested files are present and up to date)." in out
+    assert out[-len(closing):] == closing, again.stderr[-2000:]
+    dry = _snakemake(work, _overlay(cumbe=cumbe), "-n")  # a dry run does not
+    assert not any(ln.startswith("mbe-bench: ") for ln in (dry.stdout + dry.stderr).splitlines())
 
 
 def test_an_engine_printing_count_lots_fails_the_run_and_is_named_last(work):
