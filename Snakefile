@@ -17,9 +17,19 @@ include: "workflow/rules/engines.smk"
 include: "workflow/rules/aggregate.smk"
 
 
-# Snakemake's own last lines say only that a job failed: name the datasets.
+# The run's last lines: result rows per engine and status, each failure with its reason,
+# and the exit status (non-zero on the config's fail_on outcomes; mbebench/closing.py).
+onsuccess:
+    closing.handler(ROWS, METAS, config, started_at=STARTED, failed=False, log=log)
+
+
 onerror:
-    print(ingest.failure_summary(METAS, ROWS), file=sys.stderr)
+    closing.handler(ROWS, METAS, config, started_at=STARTED, failed=True, log=log)
+
+
+# ... and after "Nothing to be done", where Snakemake calls neither handler
+if workflow.is_main_process and not REPORTING:
+    closing.on_idle_run(ROWS, METAS, config, dryrun=lambda: workflow.dryrun)
 
 
 rule all:
@@ -27,4 +37,4 @@ rule all:
     input:
         TABLES,
         PLOTS,
-        CHECK,
+        FINAL,

@@ -1,21 +1,54 @@
-"""``python -m cumbe run <graph.csr> [--variant ...] [--json out.json]``."""
+"""``python -m cumbe run <graph.csr> [--variant ...] [--simulate] [--json out.json]``."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
+DESCRIPTION = """\
+cuMBE: maximal biclique enumeration on an NVIDIA GPU (Numba CUDA, one cooperative kernel),
+with the cuMBE paper's ablations noRS, noES and noWS.  Prints the number of maximal bicliques,
+their order-free fingerprint and the kernel time.  Without a CUDA device, --simulate runs
+Numba's CUDA simulator (slow: tiny graphs only; its time is not a GPU time)."""
 
-def main(argv=None) -> int:
+GRAPH_HELP = """\
+the graph: an mbe-bench binary CSR file (.csr), as the pipeline writes to
+results/csr/<dataset>.csr; 'python -m mbebench convert --dataset NAME --edges out.NAME
+--out-csr NAME.csr --out-meta NAME.json' makes one from a KONECT edge list"""
+
+EPILOG = """\
+example: python -m cumbe run results/csr/Marvel.csr --variant noWS --json marvel.json
+exit status: 0 done, 1 error (one line naming the file or device), 2 skipped (no CUDA device)"""
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("mbe-bench")
+    except PackageNotFoundError:
+        from mbebench import __version__
+
+        return __version__
+
+
+def build_parser() -> argparse.ArgumentParser:
     from cumbe.spec import SIDES, SPEC, VARIANTS
 
     d = SPEC.defaults()
-    ap = argparse.ArgumentParser(prog="python -m cumbe")
-    sub = ap.add_subparsers(dest="cmd", required=True)
-    r = sub.add_parser("run", help="enumerate the maximal bicliques of a CSR graph on the GPU")
-    r.add_argument("graph")
-    r.add_argument("--variant", default=d["variant"], choices=VARIANTS)
+    ap = argparse.ArgumentParser(prog="python -m cumbe", description=DESCRIPTION, epilog=EPILOG,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--version", action="version", version=f"%(prog)s (mbe-bench) {_version()}")
+    sub = ap.add_subparsers(dest="cmd", required=True, title="commands")
+    r = sub.add_parser("run", help="enumerate the maximal bicliques of a CSR graph on the GPU",
+                       description=DESCRIPTION, epilog=EPILOG,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    r.add_argument("graph", help=GRAPH_HELP)
+    r.add_argument("--variant", default=d["variant"], choices=VARIANTS,
+                   help="cuMBE, or the paper's ablation without reverse scanning (noRS), "
+                   "early stop (noES) or work stealing (noWS)")
     r.add_argument("--k", type=int, default=d["k"], help="work-stealing stages")
     r.add_argument("--blocks", type=int, default=d["blocks"],
                    help="0 = the largest cooperative grid that fits the memory")
@@ -23,29 +56,47 @@ def main(argv=None) -> int:
     r.add_argument("--device-memory-gib", type=float, default=d["device_memory_gib"],
                    help="use at most this much device memory (default: $CUMBE_DEVICE_MEMORY_GIB,"
                         " else all that is free)")
-    r.add_argument("--side", default=d["side"], choices=SIDES)
-    r.add_argument("--instrument", action="store_true")
-    r.add_argument("--json", dest="json_out")
-    a = ap.parse_args(argv)
+    r.add_argument("--side", default=d["side"], choices=SIDES,
+                   help="the side to enumerate from (auto: the smaller one)")
+    r.add_argument("--instrument", action="store_true",
+                   help="the instrumented build: per-warp busy time and per-phase cycles")
+    r.add_argument("--simulate", action="store_true",
+                   help="Numba's CUDA simulator instead of a GPU (sets NUMBA_ENABLE_CUDASIM=1)")
+    r.add_argument("--json", dest="json_out", help="also write the result to this JSON file")
+    return ap
+
+
+def main(argv=None) -> int:
+    a = build_parser().parse_args(argv)
+    if a.simulate:
+        # read by numba when numba.cuda is first imported, which is below
+        os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
+
+    from mbebench.csr import CSRError, read_csr
+
+    try:
+        g = read_csr(a.graph)
+    except CSRError as e:  # its message names the file
+        print(f"error: {e}", file=sys.stderr)
+        return 1
 
     from cumbe.engine import run
     from cumbe.launch import DeviceError, DeviceMemoryError, LaunchError
-    from mbebench.csr import read_csr
     from mbebench.engine import EngineSkipped
     from mbebench.fingerprint import to_hex
 
-    g = read_csr(a.graph)
     try:
         res = run(g, variant=a.variant, k=a.k, blocks=a.blocks, threads=a.threads,
                   side=a.side, instrument=a.instrument, device_memory_gib=a.device_memory_gib)
     except EngineSkipped as e:
-        print(f"skipped: {e}", file=sys.stderr)
+        print(f"skipped: {e} (--simulate runs the CUDA simulator)", file=sys.stderr)
         return 2
     except (DeviceMemoryError, LaunchError, DeviceError) as e:  # one line naming the graph
         print(f"error: {e}", file=sys.stderr)
         return 1
     out = {"graph": a.graph, "count": res.count, "fingerprint": to_hex(res.fingerprint),
-           "kernel_s": res.algo_seconds, "compile_s": res.compile_seconds, "stats": res.stats}
+           "kernel_s": res.algo_seconds, "compile_s": res.compile_seconds, "stats": res.stats,
+           "simulated": bool(a.simulate or os.environ.get("NUMBA_ENABLE_CUDASIM") == "1")}
     print(f"count {res.count}  fingerprint {to_hex(res.fingerprint)}  kernel {res.algo_seconds:.6f} s"
           f"  (compile {res.compile_seconds:.2f} s, {res.stats.get('blocks')} blocks"
           f" x {res.stats.get('threads')}, {res.stats.get('device')})")

@@ -1,4 +1,5 @@
-"""``python -m mbebench <command>``: the entry points the Snakemake rules call.
+"""``mbe-bench <command>`` (or ``python -m mbebench <command>``): the steps the Snakemake
+rules call, and the engines' parameters (``mbe-bench engines``).
 
 Each command does one pipeline step.  A failure the pipeline expects (a bad
 download, a corrupt file, a config error, engines that disagree) prints one
@@ -43,27 +44,37 @@ def _clean_exit_on_signals(dataset: str) -> None:
 EXPECTED_ERRORS = frozenset({
     "DownloadError", "ArchiveError", "KonectParseError", "KonectMemoryError", "CSRError",
     "ConvertError", "ConvertIOError", "ConvertMemoryError", "ConfigError", "CountMismatchError",
-    "RunNotFinal", "NotAllDatasetsRan",
+    "RunNotFinal", "NotAllDatasetsRan", "RunsFailed",
 })
 
 
 def _cmd_download(a) -> None:
     from mbebench import ingest
-    from mbebench.download import fetch
+    from mbebench.download import fetch, kept_archive
 
     _clean_exit_on_signals(a.dataset)
     with _recording(a, "download", a.receipt if a.record_unavailable else None,
                     ingest.DOWNLOAD_ERRORS):
-        info = fetch(
-            a.url,
-            Path(a.out),
-            dataset=a.dataset,
-            sha256=a.sha256 or None,
-            connect_timeout=a.connect_timeout,
-            read_timeout=a.read_timeout,
-            retries=a.retries,
-            **_given(deadline_s=a.deadline, max_member_bytes=_bytes(a.max_member_gib)),
-        )
+        try:
+            info = fetch(
+                a.url,
+                Path(a.out),
+                dataset=a.dataset,
+                sha256=a.sha256 or None,
+                connect_timeout=a.connect_timeout,
+                read_timeout=a.read_timeout,
+                retries=a.retries,
+                **_given(deadline_s=a.deadline, max_member_bytes=_bytes(a.max_member_gib)),
+            )
+        except Exception as e:
+            kept = kept_archive(Path(a.out), a.sha256 or None) if a.receipt else None
+            if kept is None or not ingest.is_dataset_error(e, ingest.DOWNLOAD_ERRORS):
+                raise
+            # fetch never replaces a good archive with a failed one: keep using it
+            note = (f"{' '.join(str(e).split())}; kept the archive downloaded before "
+                    f"({kept['path']}, sha256 {kept['sha256']})")
+            print(f"warning: {note}", file=sys.stderr)
+            info = {"url": a.url, **kept, "kept": True, "note": note}
         if a.receipt:
             ingest.write_receipt(a.receipt, info, dataset=a.dataset, retry=a.retry)
 
@@ -93,6 +104,7 @@ def _cmd_convert(a) -> None:
             sha256=a.sha256 or None,
             allow_non_bipartite=a.allow_non_bipartite,
             retry=a.retry,
+            archive_sha256=ingest.archive_sha256(a.receipt) if a.receipt else None,
             **_given(max_member_bytes=_bytes(a.max_member_gib)),
         )
 
@@ -186,15 +198,28 @@ def _cmd_tables(a) -> None:
 
 
 def _cmd_check(a) -> None:
-    from mbebench import atomic, rows, tables
+    from mbebench import atomic, closing, rows, tables
 
     loaded = rows.load_rows(a.rows)
     _, unavailable = _statuses(a)
     report = tables.agreement_report(loaded, unavailable)
     if a.report:
         atomic.write_text(a.report, report)
-    tables.check_all(loaded, unavailable)
+    closing.verdict(loaded, unavailable, _fail_on(a))
     atomic.write_text(a.out, report)
+
+
+def _fail_on(a) -> tuple[str, ...]:
+    from mbebench.closing import FAIL_ON
+
+    return FAIL_ON if a.fail_on is None else tuple(a.fail_on)
+
+
+def _cmd_closing(a) -> None:
+    from mbebench import atomic, closing
+
+    summary = closing.summarize(a.rows, a.meta or [], fail_on=_fail_on(a))
+    atomic.write_text(a.out, summary.text)
 
 
 def _cmd_plots(a) -> None:
@@ -225,8 +250,27 @@ def _cmd_engines(a) -> None:
         print()
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("mbe-bench")
+    except PackageNotFoundError:  # run from a checkout that is not installed
+        from mbebench import __version__
+
+        return __version__
+
+
+def closing_outcomes() -> tuple[str, ...]:
+    from mbebench.closing import OUTCOMES
+
+    return OUTCOMES
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m mbebench", description=__doc__)
+    p = argparse.ArgumentParser(prog="mbe-bench", description=__doc__.replace("``", ""),
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = p.add_subparsers(dest="command", required=True)
 
     d = sub.add_parser("download", help="fetch one dataset archive")
@@ -305,13 +349,25 @@ def build_parser() -> argparse.ArgumentParser:
         t.add_argument("--out-dir", required=True)
         t.set_defaults(func=func)
 
-    k = sub.add_parser("check", help="fail when ok runs of a dataset disagree on the count, "
-                       "or when datasets are unavailable")
+    k = sub.add_parser("check", help="fail on the outcomes --fail-on lists (by default: ok "
+                       "runs of a dataset disagree, a run's error or timeout, an unavailable "
+                       "dataset)")
     k.add_argument("--rows", nargs="+", required=True)
     k.add_argument("--meta", nargs="*", help="the convert step's meta files")
     k.add_argument("--out", required=True, help="the report, written only when all agree")
     k.add_argument("--report", help="the report, written in any case (the rule's log)")
+    k.add_argument("--fail-on", nargs="*", choices=closing_outcomes(), default=None,
+                   help="the outcomes that fail the check (default: error timeout mismatch "
+                   "unavailable; the config's fail_on)")
     k.set_defaults(func=_cmd_check)
+
+    s = sub.add_parser("closing", help="the closing summary: result rows per engine and "
+                       "status, and each failure with its reason")
+    s.add_argument("--rows", nargs="+", required=True)
+    s.add_argument("--meta", nargs="*", help="the convert step's meta files")
+    s.add_argument("--out", required=True)
+    s.add_argument("--fail-on", nargs="*", choices=closing_outcomes(), default=None)
+    s.set_defaults(func=_cmd_closing)
 
     e = sub.add_parser("engines", help="registered engines and their parameters")
     e.add_argument("--schema", action="store_true", help="the JSON schema of their config sections")
@@ -331,7 +387,7 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as e:
         expected = any(c.__name__ in EXPECTED_ERRORS for c in type(e).__mro__)
         text = f"error: {str(e).strip() or type(e).__name__}"
-        if type(e).__name__ in ("CountMismatchError", "NotAllDatasetsRan"):
+        if type(e).__name__ in ("CountMismatchError", "NotAllDatasetsRan", "RunsFailed"):
             print(text, file=sys.stderr)  # a line per dataset: those lines are the point
         else:
             print(text.splitlines()[0], file=sys.stderr)

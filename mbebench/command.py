@@ -65,11 +65,13 @@ def _text(value: Any) -> str:
 def parse_output(stdout: str) -> dict[str, Any]:
     """The protocol's keys from a program's stdout; CommandError if count or time is missing."""
     found: dict[str, str] = {}
+    lines: dict[str, str] = {}  # the line each key came from, for the error message
     for line in stdout.splitlines():
         key, sep, value = line.partition(":")
         key = key.strip()
         if sep and key in REQUIRED_KEYS + OPTIONAL_KEYS:
             found[key] = value.strip()
+            lines[key] = line.strip()
     missing = [k for k in REQUIRED_KEYS if k not in found]
     if missing:
         raise CommandError(
@@ -77,23 +79,25 @@ def parse_output(stdout: str) -> dict[str, Any]:
             + " on stdout (see the log for its output)"
         )
     out: dict[str, Any] = {}
-    try:
-        out["count"] = int(found["count"])
-        out["time_s"] = float(found["time_s"])
-        if "compile_s" in found:
-            out["compile_s"] = float(found["compile_s"])
-        if "fingerprint" in found:
-            fp = found["fingerprint"]
-            if not fp.lower().startswith("0x"):
-                raise ValueError(f"fingerprint {fp!r} is not 0x<hex>")
-            out["fingerprint"] = int(fp, 16)
-    except ValueError as e:
-        raise CommandError(f"unreadable output line: {e}") from None
+    for key, read in (("count", int), ("time_s", float), ("compile_s", float),
+                      ("fingerprint", _fingerprint)):
+        if key in found:
+            try:
+                out[key] = read(found[key])
+            except ValueError as e:
+                line = lines[key] if len(lines[key]) <= 80 else lines[key][:77] + "..."
+                raise CommandError(f"unreadable output line {line!r}: {e}") from None
     if out["count"] < 0 or not out["time_s"] >= 0:
         raise CommandError(f"count {out['count']} and time_s {out['time_s']} must be >= 0")
     if not 0 <= out.get("fingerprint", 0) < 1 << 64:
         raise CommandError("fingerprint does not fit 64 bits")
     return out
+
+
+def _fingerprint(text: str) -> int:
+    if not text.lower().startswith("0x"):
+        raise ValueError(f"fingerprint {text!r} is not 0x<hex>")
+    return int(text, 16)
 
 
 def run(argv: Sequence[str], graph_file: str, graph, params: Mapping[str, Any]) -> EngineResult:

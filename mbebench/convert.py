@@ -52,8 +52,12 @@ def convert(
     max_member_bytes: int = DEFAULT_MAX_MEMBER_BYTES,
     allow_non_bipartite: bool = False,
     retry: str | None = None,
+    archive_sha256: str | None = None,
 ) -> dict:
     """Convert one dataset; return the meta dict that was written to ``out_meta``.
+
+    ``archive_sha256`` (the download receipt's) is kept in the meta: the pipeline converts
+    again when the receipt vouches for another archive (:func:`mbebench.ingest.converted`).
 
     The meta says ``"status": "ok"`` and keeps the pipeline's ``retry`` token
     (:mod:`mbebench.ingest`; a failure is recorded there with status ``unavailable``).
@@ -94,6 +98,8 @@ def convert(
         meta = _convert_file(dataset, Path(edges), Path(edges).name, out_csr, want, parse)
     meta["convert_s"] = round(time.perf_counter() - t0, 4)
     meta["status"] = "ok"
+    if archive_sha256:
+        meta["archive_sha256"] = archive_sha256
     if retry is not None:
         meta["retry"] = retry
     try:

@@ -214,10 +214,15 @@ def read_csr(path: str | os.PathLike, verify: bool = True) -> CSRGraph:
         size = path.stat().st_size
     except OSError as e:
         raise CSRError(f"{path}: cannot open CSR file ({e.strerror})") from None
+    if path.is_dir():  # a directory has a size too
+        raise CSRError(f"{path}: cannot open CSR file (is a directory)")
     if size < HEADER_SIZE:
         raise CSRError(f"{path}: not an mbe-bench CSR file (only {size} bytes)")
-    with open(path, "rb") as f:
-        raw = f.read(HEADER_SIZE)
+    try:
+        with open(path, "rb") as f:
+            raw = f.read(HEADER_SIZE)
+    except OSError as e:
+        raise CSRError(f"{path}: cannot open CSR file ({e.strerror})") from None
     magic, version, hsize, n_left, n_right, n_edges, odt, idt, crc = HEADER.unpack(raw)
     if magic != MAGIC:
         raise CSRError(f"{path}: not an mbe-bench CSR file (bad magic {magic!r})")

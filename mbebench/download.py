@@ -140,6 +140,30 @@ def fetch(
     }
 
 
+def kept_archive(dest: Path, sha256: str | None = None) -> dict | None:
+    """The archive an earlier :func:`fetch` left at ``dest``, if it is still the file that
+    was verified then: its sidecar's digest equals the file's content (and ``sha256``, when
+    one is configured).  None otherwise.  A failed refresh keeps such an archive (see the
+    download command): where the same content comes from does not matter, and a server that
+    is down must not undo a finished dataset."""
+    dest = Path(dest)
+    sidecar = dest.with_name(dest.name + ".sha256")
+    try:
+        recorded = sidecar.read_text().split()[0].lower()
+        h = hashlib.sha256()
+        with open(dest, "rb") as f:
+            while chunk := f.read(CHUNK):
+                h.update(chunk)
+        nbytes = dest.stat().st_size
+    except (OSError, IndexError, UnicodeDecodeError):
+        return None
+    digest = h.hexdigest()
+    want = sha256.strip().lower() if sha256 else None
+    if digest != recorded or (want and digest != want):
+        return None
+    return {"path": str(dest), "bytes": nbytes, "sha256": digest}
+
+
 class _Deadline:
     def __init__(self, start: float, seconds: float | None):
         self.seconds = seconds

@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import json
 import os
+import posixpath
+import urllib.parse
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -82,6 +84,62 @@ def retry_token(path: str | os.PathLike, need: Iterable[str | os.PathLike] = ())
     return str(n if good else n + 1)
 
 
+class Untracked:
+    """A rule param that Snakemake passes to the shell command but does not record.
+
+    Snakemake re-runs a job when a recorded param changes, and it records only plain
+    values (str, numbers, containers); any other object is left out of the comparison.
+    Where an archive is fetched from (``konect.base_url``, a ``file://`` URL or the same
+    mirror as a plain path), timeouts, retries and size limits say nothing about the
+    content of a finished download, so they go in one of these: pointing the pipeline at
+    another mirror, or forgetting the mirror, must not redo finished datasets.
+    """
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any):
+        self.value = value
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self.value), spec)
+
+    def __repr__(self) -> str:
+        return f"Untracked({self.value!r})"
+
+
+def archive_sha256(receipt: str | os.PathLike) -> str:
+    """The SHA-256 of the archive a download receipt vouches for ("" when there is none)."""
+    st = read_status(receipt) or {}
+    if st.get("status", OK) != OK:
+        return ""
+    return str(st.get("sha256") or "")
+
+
+def archive_name(location: str) -> str:
+    """The file name of an archive's URL or path (KONECT's ``download.tsv.<name>.tar.bz2``):
+    what is fetched, apart from where from."""
+    path = urllib.parse.urlsplit(location).path if "://" in location else location
+    return posixpath.basename(path.replace(os.sep, "/").rstrip("/")) or location
+
+
+def converted(receipt: str | os.PathLike, meta: str | os.PathLike, graph: str | os.PathLike,
+              sha256: str | None = None, name: str | None = None) -> bool:
+    """Whether a downloaded dataset is finished: its receipt and meta say ok, the receipt's
+    archive is the one the config names (file ``name`` and ``sha256``, where given) and the
+    one the CSR was converted from (metas written before they recorded it are taken at their
+    word), and the CSR is there."""
+    got = archive_sha256(receipt)
+    fetched = (read_status(receipt) or {}).get("url")
+    st = read_status(meta) or {}
+    return (bool(got) and (not sha256 or got == sha256.strip().lower())
+            and (not name or not fetched or archive_name(str(fetched)) == name)
+            and st.get("status", OK) == OK and st.get("archive_sha256", got) == got
+            and Path(graph).exists())
+
+
 def write_unavailable(path: str | os.PathLike, *, dataset: str, step: str, reason: str,
                       retry: str | None) -> dict[str, Any]:
     """Record that ``step`` (download, convert) failed for ``dataset``; ``reason`` is kept as
@@ -121,21 +179,3 @@ def graph_sizes(meta_paths: Iterable[str | os.PathLike]) -> dict[str, dict[str, 
             out[str(st.get("dataset") or Path(p).stem)] = {
                 k: int(st[k]) for k in ("n_left", "n_right", "n_edges")}
     return out
-
-
-def failure_summary(meta_paths: Iterable[str | os.PathLike],
-                    row_paths: Iterable[str | os.PathLike] = ()) -> str:
-    """What the Snakefile's ``onerror`` prints last: the unavailable datasets with their
-    reasons, and how many planned rows are missing (runs that failed their job).  Empty
-    when there is nothing to say."""
-    unav = unavailable_datasets(meta_paths)
-    missing = [p for p in row_paths if not Path(p).exists()]
-    lines = []
-    if unav:
-        lines.append(f"mbe-bench: {len(unav)} dataset(s) unavailable, left out of the tables "
-                     "(results/tables/summary.md lists them; the next run tries them again):")
-        lines += [f"  {ds}: {why}" for ds, why in unav.items()]
-    if missing:
-        lines.append(f"mbe-bench: {len(missing)} engine run(s) left no row (their jobs failed, "
-                     f"see the errors above), e.g. {missing[0]}")
-    return "\n".join(lines)

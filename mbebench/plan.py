@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mbebench import engine as registry
+from mbebench.ingest import archive_name
 from mbebench.plugins import is_plugin, plugin_spec
 from mbebench.spec import ConfigError, EngineSpec
 
@@ -29,6 +30,14 @@ class Source:
     kind: str  # "url" (an archive to download) or "path" (a local edge list)
     location: str
     sha256: str | None = None
+
+    @property
+    def name(self) -> str:
+        """What is fetched, apart from where: the file name of the URL or path (KONECT's
+        ``download.tsv.<name>.tar.bz2``).  A mirror holds the same files under the same names,
+        so this, not the location, decides whether a finished download is still the one
+        the config asks for."""
+        return archive_name(self.location)
 
 
 @dataclass(frozen=True)
@@ -183,6 +192,29 @@ def engine_runs(config: dict, name: str, cores: int) -> list[RunSpec]:
     return runs
 
 
+def prefer_overrides(config: dict, base: Mapping | None) -> None:
+    """Let an override file use a parameter's old name (``variants``) where the workflow's own
+    config file (``base``, the Snakefile's ``configfile:``) sets the new one (``variant``).
+
+    Snakemake merges an override into the config file, so the section ends up with both
+    names; the one only the override gives is the user's, and the other is dropped here.
+    Both in one file (or both in the overrides) stays an error (EngineSpec.check_section)."""
+    engines = config.get("engines")
+    base_engines = (base or {}).get("engines") if isinstance(base, Mapping) else None
+    if not isinstance(engines, dict) or not isinstance(base_engines, Mapping):
+        return
+    for name, section in engines.items():
+        base_section = base_engines.get(name)
+        if name not in registry.ENGINES or not isinstance(section, dict) \
+                or not isinstance(base_section, Mapping):
+            continue
+        for p in registry.get_spec(name).params:
+            for alias in p.aliases:
+                if (alias in section and p.name in section and p.name in base_section
+                        and alias not in base_section and section[p.name] == base_section[p.name]):
+                    del section[p.name]
+
+
 def plan_runs(config: dict, cores: int | None = None) -> dict[str, RunSpec]:
     """run_id -> RunSpec for every enabled engine run (see RunSpec.applies_to)."""
     cores = cores or os.cpu_count() or 1
@@ -221,6 +253,16 @@ def direct_run(engine: str, params: Mapping[str, Any], run_id: str, *, repeats: 
     return RunSpec(run_id, engine, label, full, entry=spec.entry, command=spec.command,
                    input=spec.input, variant=spec.variant_of(full), timed=spec.timed(full),
                    env=dict(spec.simulator_env or {}) if simulate else {}, **common)
+
+
+def reporting(argv: list[str]) -> bool:
+    """Whether Snakemake was started to write a report (``--report [FILE]``)."""
+    return any(a == "--report" or a.startswith("--report=") for a in argv)
+
+
+def on_disk(items: list[str], pattern: str = "{}") -> list[str]:
+    """The items whose file (``pattern`` filled with the item) exists."""
+    return [x for x in items if os.path.exists(pattern.format(x))]
 
 
 def planned_rows(datasets: list[str], runs: dict[str, RunSpec]) -> list[str]:

@@ -22,8 +22,11 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import os
 import shlex
+import shutil
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from mbebench import command as cmd
@@ -149,9 +152,28 @@ def _command_spec(name, command, input_, given: Mapping, where: str, *, title, g
             raise ConfigError(f"{where}.params.{key}: {key!r} is the graph's, choose another name")
         if key not in used:
             raise ConfigError(f"{where}.params.{key}: not used in the command (no {{{key}}})")
+    _check_program(argv[0], where)
     params = [Param(k, _type_of_all(v), _sweep(v)) for k, v in given.items()]
     return EngineSpec(name=name, command=argv, input=input_, params=tuple(params), title=title,
                       gpu=gpu)
+
+
+def _check_program(program: str, where: str) -> None:
+    """A program that is not there is a config error before anything runs (as a module that
+    does not import is), not an error row per dataset at the end.  A program named by a
+    placeholder is checked when it runs; ``{python}`` is this interpreter."""
+    if cmd.placeholders([program]):
+        return
+    if os.sep in program or (os.altsep and os.altsep in program):
+        path = Path(program)
+        if not path.is_file():
+            raise ConfigError(f"{where}.command: program {program!r} not found (no such file in "
+                              f"{Path.cwd()}; relative paths are relative to --directory)")
+        if not os.access(path, os.X_OK):
+            raise ConfigError(f"{where}.command: program {program!r} is not executable "
+                              "(chmod +x, or start the command with {python} for a script)")
+    elif shutil.which(program) is None:
+        raise ConfigError(f"{where}.command: program {program!r} not found on PATH")
 
 
 def _sweep(value: Any) -> Any:

@@ -578,3 +578,35 @@ def test_mirror_archive_over_http_with_published_checksum(konect_mirror, folder)
     local = fetch(konect_url(konect_mirror.as_uri(), "marvel"), folder / "b", dataset="Marvel",
                   sha256=sums[name])
     assert local["sha256"] == sums[name]
+
+
+def _download_cmd(src: str, out, receipt, sha256: str = "") -> list[str]:
+    return ["download", "--dataset", "toy", "--url", src, "--out", str(out), "--receipt",
+            str(receipt), "--record-unavailable", "--retries", "1", "--sha256", sha256]
+
+
+def test_a_failed_refresh_keeps_the_verified_archive_and_says_so(tmp_path, capsys):
+    """Issue 19: the default server is down (the mirror was forgotten) or a retry fails: a
+    checksummed archive already on disk stays, and the receipt says ok, with the failure."""
+    import json
+
+    from mbebench import cli
+
+    good = tmp_path / "mirror.tar.bz2"
+    good.write_bytes(tar_bz2(EDGES))
+    out, receipt = tmp_path / "d" / "toy.tar.bz2", tmp_path / "d" / "toy.json"
+    assert cli.main(_download_cmd(str(good), out, receipt)) == 0
+    digest = hashlib.sha256(good.read_bytes()).hexdigest()
+    gone = str(tmp_path / "no-such-mirror" / "toy.tar.bz2")
+    assert cli.main(_download_cmd(gone, out, receipt)) == 0
+    st = json.loads(receipt.read_text())
+    assert st["status"] == "ok" and st["kept"] is True and st["sha256"] == digest, st
+    assert "no such file" in st["note"] and "kept the archive downloaded before" in st["note"]
+    assert out.read_bytes() == good.read_bytes()
+    assert "warning: dataset 'toy': download of" in capsys.readouterr().err
+    # not with another checksum in the config, nor when the file no longer matches its sidecar
+    assert cli.main(_download_cmd(gone, out, receipt, sha256="0" * 64)) == 0
+    assert json.loads(receipt.read_text())["status"] == "unavailable"
+    out.write_bytes(out.read_bytes()[:-1])
+    assert cli.main(_download_cmd(gone, out, receipt)) == 0
+    assert json.loads(receipt.read_text())["status"] == "unavailable"

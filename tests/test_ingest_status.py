@@ -41,13 +41,6 @@ def test_statuses_give_sizes_and_reasons(tmp_path):
     ingest.write_unavailable(bad, dataset="B", step="download", reason="HTTP 404", retry="0")
     assert ingest.graph_sizes([ok, bad]) == {"A": {"n_left": 1, "n_right": 2, "n_edges": 2}}
     assert ingest.unavailable_datasets([ok, bad]) == {"B": "HTTP 404"}
-    text = ingest.failure_summary([ok, bad], [ok, tmp_path / "missing.json"])
-    assert text.splitlines() == [
-        "mbe-bench: 1 dataset(s) unavailable, left out of the tables (results/tables/summary.md "
-        "lists them; the next run tries them again):", "  B: HTTP 404",
-        f"mbe-bench: 1 engine run(s) left no row (their jobs failed, see the errors above), "
-        f"e.g. {tmp_path / 'missing.json'}"]
-    assert ingest.failure_summary([ok], [ok]) == ""
 
 
 def test_download_records_a_dataset_failure_and_succeeds(tmp_path):
@@ -103,3 +96,27 @@ def test_only_the_steps_own_errors_are_the_datasets_fault():
     # a bug is a failed job, never an unavailable dataset
     for bug in (KeyError("x"), TypeError("x"), OSError("x")):
         assert not ingest.is_dataset_error(bug, ingest.CONVERT_ERRORS | ingest.DOWNLOAD_ERRORS)
+
+
+def test_a_conversion_is_finished_only_for_the_archive_the_config_names(tmp_path):
+    """Issue 19: a finished conversion is not redone by a download that re-runs (its receipt
+    is then an ancient input), but only while it is of the archive the config asks for."""
+    receipt, meta, graph = tmp_path / "r.json", tmp_path / "m.json", tmp_path / "g.csr"
+    name, sha = "download.tsv.x.tar.bz2", "a" * 64
+    ingest.write_receipt(receipt, {"url": f"file:///mirror/{name}", "sha256": sha},
+                         dataset="x", retry="0")
+    meta.write_text(json.dumps({"status": "ok", "archive_sha256": sha}))
+    graph.write_bytes(b"csr")
+    assert ingest.converted(receipt, meta, graph, None, name)
+    assert ingest.converted(receipt, meta, graph, sha.upper(), name)  # the config's checksum
+    assert not ingest.converted(receipt, meta, graph, "b" * 64, name)
+    assert not ingest.converted(receipt, meta, graph, None, "download.tsv.other.tar.bz2")
+    meta.write_text(json.dumps({"status": "ok", "archive_sha256": "c" * 64}))  # another archive
+    assert not ingest.converted(receipt, meta, graph, None, name)
+    meta.write_text(json.dumps({"status": "ok"}))  # a meta from before it was recorded
+    assert ingest.converted(receipt, meta, graph, None, name)
+    graph.unlink()
+    assert not ingest.converted(receipt, meta, graph, None, name)
+    graph.write_bytes(b"csr")
+    ingest.write_unavailable(receipt, dataset="x", step="download", reason="gone", retry="1")
+    assert not ingest.converted(receipt, meta, graph, None, name)

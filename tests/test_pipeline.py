@@ -29,8 +29,19 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def smoke_run(tmp_path_factory):
     work = copy_workflow(tmp_path_factory.mktemp("pipeline"))
-    snakemake(work)
+    res = snakemake(work)
+    (work / "snakemake.stderr").write_text(res.stderr)
     return work
+
+
+def test_the_quick_start_ends_with_its_closing_summary(smoke_run):
+    """Issue 19: no GPU, cuMBE in the simulator; every row ok, said last, exit status 0."""
+    tail = (smoke_run / "snakemake.stderr").read_text().strip().splitlines()
+    closing = (smoke_run / ".test/results/tables/closing.txt").read_text().splitlines()
+    assert tail[-1].startswith("mbe-bench: done: ") and tail[-1].endswith(" ok (exit status 0)")
+    assert tail[-len(closing):] == closing
+    n_rows = len(list((smoke_run / ".test/results/runs").glob("*/*.json")))
+    assert tail[-1] == f"mbe-bench: done: {n_rows} ok (exit status 0)"
 
 
 def test_pipeline_produces_every_table_and_plot(smoke_run):
@@ -110,5 +121,7 @@ def test_report_builds_offline(smoke_run):
         cwd=smoke_run, capture_output=True, text=True, timeout=300,
     )
     assert res.returncode == 0, res.stderr[-3000:]
+    assert "Missing metadata" not in res.stdout + res.stderr
+    assert "Adding closing.txt" in res.stderr and "Adding agreement.txt" in res.stderr
     report = smoke_run / ".test" / "results" / "report.html"
     assert report.stat().st_size > 100_000  # tables and plots are embedded

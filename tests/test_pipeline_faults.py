@@ -170,7 +170,15 @@ def faulty_run(tmp_path_factory):
 
 def test_timeout_is_recorded_and_the_pipeline_goes_on(faulty_run):
     work, res, elapsed = faulty_run
-    assert res.returncode == 0, res.stderr[-4000:]  # no --keep-going needed
+    # no --keep-going needed: every run ends with a row and the tables are written, but
+    # the run fails, and its last lines (the closing summary) say which runs and why
+    assert res.returncode == 1, res.stderr[-4000:]
+    assert (work / ".test" / SUMMARY).is_file()
+    tail = res.stderr.strip().splitlines()
+    assert tail[-1] == ("mbe-bench: FAILED: 4 error, 1 timeout (exit status 1; the config's "
+                        "fail_on lists error, mismatch, timeout, unavailable)"), tail[-12:]
+    assert "TIMEOUT dense iMBEA: timed out after 15 s" in tail
+    assert "ERROR hubs ParMBE p=1: RuntimeError: boom: engine failed" in tail
     rows = _rows(work)
     row = rows[("dense", "imbea")]
     assert row["status"] == "timeout" and row["count"] is None and row["fingerprint"] is None
@@ -464,3 +472,45 @@ def test_the_slurm_profile_lifts_the_limit_and_still_plans(tmp_path):
     assert "profiles/slurm and workflow specific profile profiles/default" in out
     blocks = [b for b in out.split("\n\n") if "rule run_engine:" in b]
     assert blocks and all("timed_run=0" in b for b in blocks), out[-3000:]
+
+
+def test_ctrl_c_tells_runs_that_never_started_from_runs_that_failed(tmp_path):
+    """Issue 19: after Ctrl-C the closing summary said 'N engine run(s) left no row (their
+    jobs failed...)' of runs that never started.  One job at a time: dense/imbea hangs,
+    Ctrl-C reaches it and Snakemake; the runs after it never started."""
+    hang = tmp_path / "hang"
+    env = {**_fake_engine_env(tmp_path, imbea="mbe_slow_imbea:run"), "MBE_TEST_HANG": str(hang)}
+    work = _workdir(tmp_path / "w", {**KILL_OVERLAY, "engines": {
+        "repeats": 1, "parmbe": {"processes": [1]}, "cumbe": {"enabled": False}}})
+    _dense_edge_list(work / ".test" / "graphs" / "out.dense", 40, 0.5, seed=3)
+    runs, logs = work / ".test/results/runs", work / ".test/logs/runs"
+    hang.touch()
+    cmd = _cmd(work, SUMMARY)
+    cmd[cmd.index("--cores") + 1] = "1"
+    proc = subprocess.Popen(cmd, cwd=work, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            # what a terminal gives: SIGINT not ignored
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        deadline = time.monotonic() + 180
+        while not (logs / "dense/imbea.log").exists():
+            assert time.monotonic() < deadline and proc.poll() is None
+            time.sleep(0.2)
+        time.sleep(1)
+        os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C: the terminal's whole process group
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        hang.unlink(missing_ok=True)
+    assert proc.returncode != 0
+    planned = {f"results/runs/{ds}/{r}.json" for ds in KILL_OVERLAY["only"]
+               for r in ("imbea", "parmbe-p1")}
+    done = {f"results/runs/{p.parent.name}/{p.name}" for p in runs.glob("*/*.json")}
+    never = planned - done - {"results/runs/dense/imbea.json"}
+    assert never, "every run finished before Ctrl-C: nothing to tell apart"
+    tail = err.strip().splitlines()
+    assert tail[-1].startswith("mbe-bench: FAILED: a job failed or the run was interrupted")
+    assert ("mbe-bench: 1 engine run(s) left no row (their jobs failed or were interrupted; see "
+            "the errors above and their logs), e.g. results/runs/dense/imbea.json") in err
+    assert f"mbe-bench: {len(never)} engine run(s) did not start (the run stopped first" in err

@@ -119,6 +119,10 @@ def test_a_count_mismatch_fails_the_pipeline_and_the_tables_stay(tmp_path):
     assert res.returncode != 0
     assert "Error in rule check_counts" in out
     assert "count/fingerprint mismatch in 1 dataset(s): hubs" in out
+    # the closing summary comes after Snakemake's echo of the failed job, and ends the run
+    tail = res.stderr.strip().splitlines()
+    assert tail[-1].startswith("mbe-bench: FAILED: 1 mismatch dataset(s) (exit status 1"), tail
+    assert any(ln.startswith("MISMATCH hubs: iMBEA -> ") for ln in tail[-6:]), tail[-12:]
     results = work / ".test" / "results"
     # the evidence the message points to is on disk
     md = (results / "tables" / "summary.md").read_text()

@@ -65,14 +65,14 @@ def test_python_plugin_takes_its_parameters_from_the_signature():
         ({"module": "mbe_toy:run", "input": "adj"}, "a Python engine gets the CSR graph"),
         ({"module": "mbe_toy:run", "command": "x {graph}"}, "give either module or command"),
         ({"module": "mbe_toy:run", "side": "left"}, "unknown key 'side'"),
-        ({"command": "prog {graph} {thread}", "params": {"threads": 2}},
+        ({"command": "true {graph} {thread}", "params": {"threads": 2}},
          "placeholder {thread} is neither a key of params"),
-        ({"command": "prog {graph}", "params": {"threads": 2}},
+        ({"command": "true {graph}", "params": {"threads": 2}},
          "engines.toy.params.threads: not used in the command"),
-        ({"command": "prog --in results/x.adj"}, "never names the graph file"),
-        ({"command": "prog {graph:>5}"}, "use plain {name}"),
-        ({"command": "prog {graph}", "input": "xml"}, "engines.toy.input"),
-        ({"command": "prog {graph}", "cpus": "threads"}, "neither a number nor a parameter"),
+        ({"command": "true --in results/x.adj"}, "never names the graph file"),
+        ({"command": "true {graph:>5}"}, "use plain {name}"),
+        ({"command": "true {graph}", "input": "xml"}, "engines.toy.input"),
+        ({"command": "true {graph}", "cpus": "threads"}, "neither a number nor a parameter"),
     ],
 )
 def test_plugin_config_errors_name_the_engine_and_key(entry, needle):
@@ -82,12 +82,12 @@ def test_plugin_config_errors_name_the_engine_and_key(entry, needle):
 
 
 def test_command_plugin_parameters_and_cpus():
-    runs = runs_of("prog", prog={"command": ["prog", "-t", "{threads}", "{graph}"],
+    runs = runs_of("prog", prog={"command": ["true", "-t", "{threads}", "{graph}"],
                                  "input": "konect", "params": {"threads": [1, 2]},
                                  "cpus": "threads", "title": "Prog"})
     assert [(r.label, r.threads, r.input, r.command) for r in runs] == [
-        ("Prog threads=1", 1, "konect", ("prog", "-t", "{threads}", "{graph}")),
-        ("Prog threads=2", 2, "konect", ("prog", "-t", "{threads}", "{graph}")),
+        ("Prog threads=1", 1, "konect", ("true", "-t", "{threads}", "{graph}")),
+        ("Prog threads=2", 2, "konect", ("true", "-t", "{threads}", "{graph}")),
     ]
     assert all(r.entry is None and r.timed for r in runs)
 
@@ -95,6 +95,28 @@ def test_command_plugin_parameters_and_cpus():
 def test_a_plugin_cannot_take_a_registered_name_or_label():
     with pytest.raises(plan.ConfigError, match="label 'iMBEA'"):
         runs_of("x", x={"module": "mbe_toy:run", "title": "iMBEA"})
+
+
+@pytest.mark.parametrize("program, needle", [
+    ("no-such-mbe-program", "engines.toy.command: program 'no-such-mbe-program' not found on PATH"),
+    ("bin/no-such-mbe", "engines.toy.command: program 'bin/no-such-mbe' not found (no such file"),
+    ("{python} -m mbe_toy_cli", None),  # this interpreter: found
+])
+def test_a_missing_program_is_a_config_error_before_anything_runs(program, needle):
+    entry = {"command": f"{program} {{graph}}"}
+    if needle is None:
+        assert runs_of("toy", toy=entry)
+        return
+    with pytest.raises(plan.ConfigError) as e:
+        runs_of("toy", toy=entry)
+    assert str(e.value).startswith(needle)
+
+
+def test_a_script_that_is_not_executable_is_named(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "mbe.sh").write_text("#!/bin/sh\n")
+    with pytest.raises(plan.ConfigError, match="program './mbe.sh' is not executable"):
+        runs_of("toy", toy={"command": "./mbe.sh {graph}"})
 
 
 def test_disabled_plugin_is_not_even_loaded():
@@ -123,7 +145,8 @@ def test_output_format(stdout, want):
     [
         ("time_s: 1\n", "no 'count: ...' line"),
         ("count: 1\n", "no 'time_s: ...' line"),
-        ("count: many\ntime_s: 1\n", "unreadable output line"),
+        ("count: many\ntime_s: 1\n", "unreadable output line 'count: many': invalid literal"),
+        ("count: 1\ntime_s: soon\n", "unreadable output line 'time_s: soon'"),
         ("count: -1\ntime_s: 1\n", "must be >= 0"),
         ("count: 1\ntime_s: 1\nfingerprint: 12\n", "not 0x<hex>"),
         ("count: 1\ntime_s: 1\nfingerprint: 0x1ffffffffffffffff\n", "64 bits"),

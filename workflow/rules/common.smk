@@ -4,16 +4,11 @@ import os
 import re
 import shlex
 import sys
+import time
 
 from snakemake.exceptions import WorkflowError
-from snakemake.utils import validate
 
-from mbebench import ingest, plan
-
-
-validate(config, "../schemas/config.schema.yaml")
-
-DATASETS = plan.selected_datasets(config)
+from mbebench import closing, configcheck, ingest, plan
 
 
 def _cores():
@@ -24,22 +19,55 @@ def _cores():
         return None
 
 
-RUNS = plan.plan_runs(config, _cores())
+# A config error is one line per problem, naming the key and the expected form, and
+# nothing runs (configcheck.fail: no schema dump, no traceback).
+try:
+    configcheck.validate(
+        config,
+        os.path.join(workflow.basedir, "workflow", "schemas", "config.schema.yaml"),
+    )
+    DATASETS = plan.selected_datasets(config)
+    plan.prefer_overrides(config, configcheck.load_config("config/config.yaml"))
+    RUNS = plan.plan_runs(config, _cores())
+except plan.ConfigError as e:
+    configcheck.fail(e)
 RUN_IDS = list(RUNS)
+# `snakemake --report` builds its DAG from the config it is given, and a run's --config or
+# --configfile is easily left out: it reports what is on disk, so that files that run never
+# made do not each get a "Missing metadata" warning.
+REPORTING = plan.reporting(sys.argv)
+if REPORTING:
+    DATASETS = plan.on_disk(DATASETS, "results/csr/{}.json")
 
 TABLES = expand(
     "results/tables/{name}",
-    name=["summary.csv", "summary.md", "speedup.csv", "speedup.md", "speedup.tex"],
+    name=[
+        "summary.csv",
+        "summary.md",
+        "speedup.csv",
+        "speedup.md",
+        "speedup.tex",
+        "vs_paper.csv",
+        "vs_paper.md",
+        "vs_paper_speedups.csv",
+    ],
 )
 PLOTS = expand(
     "results/plots/{name}.{ext}",
-    name=["workload", "breakdown", "scaling"],
+    name=["workload", "breakdown", "scaling", "time_vs_size"],
     ext=["png", "pdf"],
 )
 ROWS = plan.planned_rows(DATASETS, RUNS)
 # The convert step's status of every dataset (sizes, or why it is unavailable)
 METAS = expand("results/csr/{dataset}.json", dataset=DATASETS)
 CHECK = "results/tables/agreement.txt"
+CLOSING = "results/tables/closing.txt"
+FINAL = [CLOSING, CHECK]
+if REPORTING:
+    ROWS = plan.on_disk(ROWS)
+    FINAL = plan.on_disk(FINAL)
+# This invocation's start: a run whose log is older did not start in it (mbebench/closing.py)
+STARTED = time.time()
 
 
 wildcard_constraints:
@@ -67,7 +95,16 @@ def convert_input(wildcards):
     src = source(wildcards)
     if src.kind == "path":
         return [src.location] if os.path.isfile(src.location) else []
-    return receipt(wildcards.dataset)
+    ds = wildcards.dataset
+    meta = f"results/csr/{ds}.json"
+    if ingest.converted(receipt(ds), meta, plan.graph_file(ds), src.sha256, src.name):
+        # ancient: a download that re-runs (forced, a new version of its rule, or a failed
+        # refresh that keeps the archive) does not by its time redo a finished conversion
+        # and every engine run after it.  Only a finished one: Snakemake evaluates no trigger
+        # of a job downstream of one that re-runs, so an unfinished conversion, or one of
+        # another archive than the receipt's, must follow its download.
+        return ancient(receipt(ds))
+    return receipt(ds)
 
 
 def convert_source(wildcards):

@@ -5,15 +5,19 @@ rule download:
     output:
         receipt="resources/downloads/{dataset}.json",
     params:
-        url=lambda wc: source(wc).location,
+        # What is fetched (the archive's file name) and its checksum are recorded: a change
+        # re-downloads.  Where from, timeouts and limits are not (ingest.Untracked): another
+        # mirror, or none, must not redo finished datasets.
+        name=lambda wc: source(wc).name,
+        url=lambda wc: ingest.Untracked(source(wc).location),
         archive=lambda wc: archive(wc.dataset),
         retry=download_retry,
         sha256=lambda wc: source(wc).sha256 or "",
-        connect_timeout=config["download"]["connect_timeout_s"],
-        read_timeout=config["download"]["read_timeout_s"],
-        deadline=config["download"]["deadline_s"],
-        retries=config["download"]["retries"],
-        max_member_gib=config["konect"]["max_member_gib"],
+        connect_timeout=ingest.Untracked(config["download"]["connect_timeout_s"]),
+        read_timeout=ingest.Untracked(config["download"]["read_timeout_s"]),
+        deadline=ingest.Untracked(config["download"]["deadline_s"]),
+        retries=ingest.Untracked(config["download"]["retries"]),
+        max_member_gib=ingest.Untracked(config["konect"]["max_member_gib"]),
     log:
         "logs/download/{dataset}.log",
     conda:

@@ -1,0 +1,284 @@
+"""The closing summary of a pipeline run, and whether the run failed.
+
+A benchmark that ends "100% done" while its table cells say ``error`` misleads: a
+number gets copied into a paper.  So the last lines of every run (printed by the
+Snakefile's ``onsuccess``/``onerror`` handlers, after Snakemake's own output) count
+the result rows per engine by status, name each failed or disagreeing dataset and
+engine with its one-line reason, and say why runs were skipped; the ``closing`` rule
+writes the same text to ``results/tables/closing.txt`` for the report.
+
+Which outcomes fail the run is the config's ``fail_on`` (default: error, timeout,
+mismatch, unavailable; ``skipped`` — no CUDA device — does not fail it unless listed):
+the ``check_counts`` rule fails on them (:func:`verdict`), and so does a run whose
+targets stop short of that rule (the ``onsuccess`` handler's exit status).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mbebench import ingest
+
+STATUSES = ("ok", "error", "timeout", "skipped", "unavailable")
+OUTCOMES = ("error", "timeout", "mismatch", "unavailable", "skipped")
+FAIL_ON = ("error", "timeout", "mismatch", "unavailable")
+MISMATCH = "mismatch"
+COLUMNS = ("ok", MISMATCH, "error", "timeout", "skipped", "unavailable")
+
+
+class RunsFailed(RuntimeError):
+    """Rows with an outcome the config's ``fail_on`` lists; one line per dataset and run
+    after a first line counting them."""
+
+
+@dataclass
+class Closing:
+    lines: list[str] = field(default_factory=list)
+    failed: Counter = field(default_factory=Counter)  # outcome -> rows, for those in fail_on
+
+    @property
+    def text(self) -> str:
+        return "\n".join(self.lines) + "\n"
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.failed else 0
+
+
+def read_rows(paths: Iterable[str | os.PathLike]) -> tuple[list[dict], list[str]]:
+    """The rows of the files that exist (the run may have stopped before the others), and a
+    line for each file that cannot be read (it never stands for a result)."""
+    rows, bad = [], []
+    for p in paths:
+        try:
+            obj = json.loads(Path(p).read_text())
+        except FileNotFoundError:
+            continue
+        except (OSError, UnicodeDecodeError, ValueError) as e:
+            bad.append(f"{p}: unreadable result row ({' '.join(str(e).split())})")
+            continue
+        if isinstance(obj, dict) and {"dataset", "engine", "status"} <= obj.keys():
+            rows.append(obj)
+        else:
+            bad.append(f"{p}: not a result row")
+    return rows, bad
+
+
+def _mismatches(rows: list[dict]) -> dict[str, str]:
+    from mbebench.tables import mismatches
+
+    return mismatches(rows)
+
+
+def _one_line(text: Any) -> str:
+    return " ".join(str(text or "").split())
+
+
+def _label(row: Mapping) -> str:
+    return str(row.get("label") or row.get("run_id") or row["engine"])
+
+
+def summarize(row_paths: Sequence[str | os.PathLike], meta_paths: Iterable[str | os.PathLike] = (),
+              *, fail_on: Iterable[str] = FAIL_ON, started_at: float | None = None,
+              stopped: bool = False) -> Closing:
+    """The closing summary of the rows at ``row_paths`` (the run's planned rows).
+
+    ``stopped``: the run stopped early (a job failed, or it was interrupted), so it
+    fails whatever the rows say, and the summary says which planned rows are missing:
+    a run whose log was written after ``started_at`` (this invocation's start) failed its
+    job or was interrupted; one with no such log never started."""
+    fail_on = set(fail_on)
+    rows, bad = read_rows(row_paths)
+    unav = ingest.unavailable_datasets(meta_paths)
+    mism = _mismatches(rows)
+    out = Closing()
+
+    per_engine: dict[str, Counter] = {}
+    for r in rows:
+        status = r["status"] if r["status"] in STATUSES else "error"
+        if status == "ok" and r["dataset"] in mism:
+            status = MISMATCH
+        per_engine.setdefault(str(r["engine"]), Counter())[status] += 1
+    width = max([len("engine"), *map(len, per_engine)])
+    out.lines.append(f"mbe-bench: {len(rows)} result row(s) of {len(list(row_paths))} planned")
+    if per_engine:
+        out.lines.append("  " + "engine".ljust(width) + "".join(f"{c:>13}" for c in COLUMNS))
+        for engine, c in per_engine.items():
+            out.lines.append("  " + engine.ljust(width) + "".join(f"{c[k]:>13}" for k in COLUMNS))
+
+    skipped = Counter((r["engine"], _one_line(r.get("message")) or "skipped")
+                      for r in rows if r["status"] == "skipped")
+    for (engine, why), n in skipped.items():
+        hint = (f" (set engines.{engine}.simulate: true for the CUDA simulator, or "
+                f"require_gpu: true to fail instead)" if "CUDA" in why else "")
+        out.lines.append(f"skipped: {n} {engine} run(s): {why}{hint}")
+    for ds, text in mism.items():
+        out.lines.append(f"MISMATCH {ds}: {text}")
+    for r in rows:
+        if r["status"] in ("error", "timeout"):
+            out.lines.append(f"{r['status'].upper()} {r['dataset']} {_label(r)}: "
+                             f"{_one_line(r.get('message')) or r['status']}")
+    out.lines += [f"UNREADABLE {line}" for line in bad]
+    unav_rows = Counter(r["dataset"] for r in rows if r["status"] == "unavailable")
+    if unav_rows:
+        out.lines.append(f"{len(unav_rows)} dataset(s) unavailable, left out of the tables "
+                         "(results/tables/summary.md lists them; the next run tries them again):")
+        for ds in unav_rows:
+            why = unav.get(ds) or next((_one_line(r.get("message")) for r in rows
+                                        if r["dataset"] == ds and r.get("message")), "")
+            out.lines.append(f"  {ds}: {why}")
+
+    if stopped:
+        out.lines += _missing(row_paths, started_at)
+    else:
+        absent = [str(p) for p in row_paths if not Path(p).exists()]
+        if absent:
+            # A run whose targets stop short of the rows, or one Snakemake cut short: it does
+            # not evaluate jobs below one that re-runs (a forced download, a download rule
+            # of a new version), so their turn comes in the next run.
+            out.lines.append(f"mbe-bench: {len(absent)} planned engine run(s) have no row yet "
+                             f"(not needed for this run's targets, or left for the next run: "
+                             f"run the same command again), e.g. {absent[0]}")
+
+    counts = Counter()
+    for c in per_engine.values():
+        counts.update(c)
+    counts[MISMATCH] = len(mism)  # datasets, not rows
+    counts["error"] += len(bad)
+    out.failed = Counter({k: counts[k] for k in OUTCOMES if k in fail_on and counts[k]})
+    if stopped and not out.failed:  # Snakemake stopped: a job failed, or Ctrl-C
+        out.failed["stopped"] = 1
+        out.lines.append("mbe-bench: FAILED: a job failed or the run was interrupted (exit "
+                         "status 1; see the errors above)")
+    elif out.failed:
+        what = ", ".join(f"{n} {k}" + (" dataset(s)" if k in (MISMATCH,) else "")
+                         for k, n in out.failed.items())
+        out.lines.append(f"mbe-bench: FAILED: {what} (exit status 1; the config's fail_on "
+                         f"lists {', '.join(sorted(fail_on)) or 'nothing'})")
+    else:
+        let = ", ".join(f"{counts[k]} {k}" for k in OUTCOMES if counts[k])
+        out.lines.append(f"mbe-bench: done: {counts['ok']} ok" + (f", {let}" if let else "")
+                         + " (exit status 0)")
+    return out
+
+
+def _missing(row_paths: Iterable[str | os.PathLike], started_at: float | None) -> list[str]:
+    failed, never = [], []
+    for p in map(Path, row_paths):
+        if p.exists():
+            continue
+        log = run_log(p)
+        try:
+            started = started_at is None or log.stat().st_mtime >= started_at
+        except OSError:
+            started = False
+        (failed if started else never).append(str(p))
+    lines = []
+    if failed:
+        lines.append(f"mbe-bench: {len(failed)} engine run(s) left no row (their jobs failed or "
+                     f"were interrupted; see the errors above and their logs), e.g. {failed[0]} "
+                     f"({run_log(Path(failed[0]))})")
+    if never:
+        lines.append(f"mbe-bench: {len(never)} engine run(s) did not start (the run stopped "
+                     f"first; the next run does them), e.g. {never[0]}")
+    return lines
+
+
+def run_log(row_path: Path) -> Path:
+    """``logs/runs/<dataset>/<run_id>.log`` of ``results/runs/<dataset>/<run_id>.json`` (the
+    run_engine rule's log, relative to the same working directory)."""
+    row_path = Path(row_path)
+    return (row_path.parent.parent.parent.parent / "logs" / "runs" / row_path.parent.name
+            / f"{row_path.stem}.log")
+
+
+def verdict(rows: Sequence[Mapping], unavailable: Mapping[str, str],
+            fail_on: Iterable[str] = FAIL_ON) -> None:
+    """Raise :class:`RunsFailed` when a row's outcome is one ``fail_on`` lists (the
+    ``check_counts`` rule): the first line counts them, then one line each."""
+    fail_on = set(fail_on)
+    lines, counts = [], Counter()
+    if MISMATCH in fail_on:
+        for ds, text in _mismatches(list(rows)).items():
+            counts[MISMATCH] += 1
+            lines.append(f"{ds}: {text}")
+    for r in rows:
+        status = r.get("status")
+        if status in ("error", "timeout", "skipped") and status in fail_on:
+            counts[status] += 1
+            lines.append(f"{r['dataset']} {_label(r)}: {status}: {_one_line(r.get('message'))}")
+    if "unavailable" in fail_on:
+        seen = {r["dataset"] for r in rows if r.get("status") == "unavailable"} | set(unavailable)
+        for ds in sorted(seen):
+            counts["unavailable"] += 1
+            lines.append(f"{ds}: unavailable: {unavailable.get(ds, '')}".rstrip())
+    if counts:
+        head = ", ".join(f"{n} {k}" for k, n in counts.items())
+        if counts[MISMATCH]:
+            names = ", ".join(_mismatches(list(rows)))
+            head = (f"count/fingerprint mismatch in {counts[MISMATCH]} dataset(s): {names}; "
+                    + head)
+        raise RunsFailed("\n".join([f"{head} (the config's fail_on: "
+                                    f"{', '.join(sorted(fail_on))})", *lines]))
+
+
+_STATE = {"handled": False, "idle": False}
+
+
+class _NothingToBeDone(logging.Handler):
+    def emit(self, record: logging.LogRecord) -> None:
+        from snakemake.common import NOTHING_TO_BE_DONE_MSG
+
+        try:
+            if NOTHING_TO_BE_DONE_MSG in record.getMessage():
+                _STATE["idle"] = True
+        except Exception:  # a log record that does not format is none of ours
+            pass
+
+
+def on_idle_run(row_paths: Sequence[str], meta_paths: Sequence[str], config: Mapping,
+                dryrun: Callable[[], bool]) -> None:
+    """Print the summary after Snakemake's "Nothing to be done" too: it calls neither
+    ``onsuccess`` nor ``onerror`` then, and a run with nothing left to do is still a run
+    whose results someone reads.  Its exit status stays 0: a failed check leaves its
+    output missing, so a run after a failed one always has that job to do."""
+    import atexit
+
+    logging.getLogger("snakemake.logging").addHandler(_NothingToBeDone())
+    workdir = os.getcwd()  # the paths are relative to --directory, which Snakemake leaves
+
+    def _print() -> None:
+        if _STATE["idle"] and not _STATE["handled"] and not dryrun():
+            back = os.getcwd()
+            os.chdir(workdir)
+            try:
+                summary = summarize(row_paths, meta_paths,
+                                    fail_on=config.get("fail_on", FAIL_ON))
+            finally:
+                os.chdir(back)
+            print(summary.text, end="", file=sys.stderr)
+
+    atexit.register(_print)
+
+
+def handler(row_paths: Sequence[str], meta_paths: Sequence[str], config: Mapping, *,
+            started_at: float, failed: bool, log: Any = None) -> None:
+    """What the Snakefile's ``onsuccess`` / ``onerror`` call: print the summary last and end
+    Snakemake with its exit status (``SystemExit`` leaves out Snakemake's own closing lines,
+    which would bury it; the name of its log file is printed here instead)."""
+    _STATE["handled"] = True
+    summary = summarize(row_paths, meta_paths, fail_on=config.get("fail_on", FAIL_ON),
+                        started_at=started_at, stopped=failed)
+    logs = [log] if isinstance(log, (str, os.PathLike)) else list(log or [])
+    if logs:
+        print(f"Complete log: {', '.join(map(str, logs))}", file=sys.stderr)
+    print(summary.text, end="", file=sys.stderr)
+    raise SystemExit(summary.exit_code)
