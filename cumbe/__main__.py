@@ -93,6 +93,11 @@ def main(argv=None) -> int:
         return 2
     except (DeviceMemoryError, LaunchError, DeviceError) as e:  # one line naming the graph
         print(f"error: {e}", file=sys.stderr)
+        if "unusable until the process exits" in str(e):
+            # numba would free the run's device arrays at exit, and every cuMemFree on the
+            # dead context prints a traceback after our one line
+            sys.stderr.flush()
+            os._exit(1)
         return 1
     out = {"graph": a.graph, "count": res.count, "fingerprint": to_hex(res.fingerprint),
            "kernel_s": res.algo_seconds, "compile_s": res.compile_seconds, "stats": res.stats,

@@ -13,10 +13,12 @@ warps' arenas are contiguous and join into one.  In order of preference:
    it run block-wide (each block's arena is ``warps x arena_words``);
 4. fewer blocks, so that a block's arena holds the largest task.
 
-Ties go to warps because a block-wide task runs alone on its block, without
-stealing: on an H100, Marvel with its 32 largest tasks run block-wide
-took 0.114 s against 0.040 s with every task on a warp, and with 512 block-wide
-tasks the kernel faulted (benchmarks/gpu/rounds/7-block-wide; docs/gpu.md).
+Ties go to warps: block barriers cost small tasks more than their work (on an
+H100, Marvel with its 32 largest tasks block-wide, then without stealing between
+blocks, took 0.114 s against 0.040 s on warps; benchmarks/archive/gpu/rounds/
+7-block-wide).  Block-wide tasks steal from each other since the block barrier's
+fix (docs/gpu.md, "The block-wide fault"); which grid is faster under a cap is
+graph-dependent (benchmarks/memory-caps).
 
 If not even one block can hold the largest task, the run cannot fit:
 :class:`cumbe.launch.DeviceMemoryError`.

@@ -73,7 +73,7 @@ def read_rows(paths: Iterable[str | os.PathLike]) -> tuple[list[dict], list[str]
 
 
 def _mismatches(rows: list[dict]) -> dict[str, str]:
-    from mbebench.tables import mismatches
+    from mbebench.report.agreement import mismatches
 
     return mismatches(rows)
 
