@@ -41,6 +41,7 @@ from numba.core import types
 from numba.extending import intrinsic
 
 from mbebench.fingerprint import combine_sides_nb, left_elem_nb, right_elem_nb
+from mbebench.jitcache import keyed
 
 
 @intrinsic
@@ -67,6 +68,7 @@ def _cttz(typingctx, x):
 # preprocessing
 
 
+@keyed
 @njit(cache=True)
 def elem_weights(n_left, n_right):
     """left_elem / right_elem of every vertex (the per-vertex fingerprint terms)."""
@@ -83,6 +85,7 @@ def elem_weights(n_left, n_right):
 # the search
 
 
+@keyed
 @njit(cache=True)
 def _grow_i32(a, need):
     if need <= a.size:
@@ -92,6 +95,7 @@ def _grow_i32(a, need):
     return b
 
 
+@keyed
 @njit(cache=True)
 def new_workspace(n_cand, max_deg):
     """Scratch arrays reused by every first-level task (sizes grow on demand)."""
@@ -111,6 +115,7 @@ def new_workspace(n_cand, max_deg):
     return cnt, loc, n2list, glob, lbits, lnz, ints, sumr, cntsort
 
 
+@keyed
 @njit(cache=True)
 def _collect_r(ro, lo_, rv, nb, rbuf, rl):
     """Collect mode: room for biclique ``nb`` in both offset arrays, and its R side."""
@@ -128,6 +133,7 @@ def _collect_r(ro, lo_, rv, nb, rbuf, rl):
     return ro, lo_, rv
 
 
+@keyed
 @njit(cache=True)
 def _sort_by_key(pbuf, pkey, lo, hi, maxkey, tmp_p, tmp_k, cntsort):
     """Sort pbuf[lo:hi] by pkey ascending (keys in 1..maxkey)."""
@@ -164,6 +170,7 @@ def _sort_by_key(pbuf, pkey, lo, hi, maxkey, tmp_p, tmp_k, cntsort):
         pkey[lo + i] = tmp_k[i]
 
 
+@keyed
 @njit(cache=True)
 def run_tasks(
     c_off,

@@ -54,8 +54,10 @@ import numpy as np
 from numba import njit
 
 from mbebench.fingerprint import combine_sides_nb, left_elem_nb, right_elem_nb
+from mbebench.jitcache import keyed
 
 
+@keyed
 @njit(cache=True, nogil=True, inline="always")
 def _elem(x, is_left):
     if is_left:
@@ -63,6 +65,7 @@ def _elem(x, is_left):
     return right_elem_nb(x)
 
 
+@keyed
 @njit(cache=True, nogil=True)
 def _reserve(a, cap, need):
     """``a`` with room for ``need`` items; capacity at least doubles when it grows."""
@@ -74,6 +77,7 @@ def _reserve(a, cap, need):
     return b, cap
 
 
+@keyed
 @njit(cache=True, nogil=True)
 def _reserve_slots(vid, aoff, alen, skip, cap, need):
     """The four per-slot arrays, grown together (they share one capacity)."""
@@ -84,6 +88,7 @@ def _reserve_slots(vid, aoff, alen, skip, cap, need):
     return vid, aoff, alen, skip, new_cap
 
 
+@keyed
 @njit(cache=True, nogil=True)
 def _sort_slots(vid, aoff, alen, lo, hi):
     """Stable sort of slots [lo, hi) by ascending alen."""
@@ -114,6 +119,7 @@ def _sort_slots(vid, aoff, alen, lo, hi):
             alen[lo + a] = tl[o]
 
 
+@keyed
 @njit(cache=True, nogil=True)
 def _closure_is(vo, vi, ui, base, adj, lo, ln, target, buf):
     """True iff |∩_{j ∈ adj[lo:lo+ln]} N(ui[base + j])| == target.
@@ -174,6 +180,7 @@ def _closure_is(vo, vi, ui, base, adj, lo, ln, target, buf):
     return m <= target
 
 
+@keyed
 @njit(cache=True, nogil=True)
 def _count_two_hop(v, uo, ui, vo, vi, cnt, touched):
     """cnt[u] = |N(u) ∩ N(v)| for every u of N2(v) (v itself included), each
@@ -190,6 +197,7 @@ def _count_two_hop(v, uo, ui, vo, vi, cnt, touched):
     return nt
 
 
+@keyed
 @njit(cache=True, nogil=True, inline="always")
 def _split_two_hop(v, d, rank, cnt, touched, nt, u_is_left):
     """Classify N2(v) after :func:`_count_two_hop` (the rule lives here once, for
@@ -234,6 +242,7 @@ def new_scratch(uo, vo):
     )
 
 
+@keyed
 @njit(cache=True, nogil=True)
 def run_tasks(uo, ui, vo, vi, rank, verts, ks, nks, u_is_left, cnt, slot, touched, buf):
     """Run the tasks (verts[t], ks[t], nks[t]); see the module docstring.
@@ -408,6 +417,7 @@ def run_tasks(uo, ui, vo, vi, rank, verts, ks, nks, u_is_left, cnt, slot, touche
     return count, fp
 
 
+@keyed
 @njit(cache=True, nogil=True)
 def tail_estimates(uo, ui, vo, vi, rank, lo, hi, est):
     """est[v] for lo <= v < hi: number of wedges v - y - u with rank(u) >
@@ -425,6 +435,7 @@ def tail_estimates(uo, ui, vo, vi, rank, lo, hi, est):
         est[v] = s
 
 
+@keyed
 @njit(cache=True, nogil=True)
 def tail_sizes(uo, ui, vo, vi, rank, verts, cnt, touched):
     """Per vertex of ``verts``: the length of its subproblem's first-level
@@ -442,6 +453,7 @@ def tail_sizes(uo, ui, vo, vi, rank, verts, cnt, touched):
     return out
 
 
+@keyed
 @njit(cache=True, nogil=True)
 def build_tasks(verts, cost, kk, tau, max_chunk):
     """Tasks in the order of ``verts``: runs of unsplit vertices (kk == 1) of

@@ -46,6 +46,7 @@ from baselines._parmbe_kernel import (
     _split_two_hop,
 )
 from mbebench.fingerprint import combine_sides_nb
+from mbebench.jitcache import keyed
 
 COUNTERS = (
     "tasks",  # first-level subtrees entered (N2 scanned)
@@ -96,6 +97,7 @@ NCTR = len(COUNTERS)
 ) = range(NCTR)
 
 
+@keyed
 @njit(cache=True)
 def _closure_le(l_off, l_idx, gl, n, target, buf):
     """(|∩_{i<n} N(gl[i])| <= target, elements read), lists intersected from
@@ -159,6 +161,7 @@ def _closure_le(l_off, l_idx, gl, n, target, buf):
     return m <= target, work
 
 
+@keyed
 @njit(cache=True)
 def _grow(a, need):
     if need <= a.size:
@@ -168,6 +171,7 @@ def _grow(a, need):
     return b
 
 
+@keyed
 @njit(cache=True)
 def imbea_work(
     c_off, c_idx, l_off, l_idx, cand_is_left, rank, tasks, wmode, check, buildq, twin, ctr
@@ -478,6 +482,7 @@ def imbea_work(
     return count, fp
 
 
+@keyed
 @njit(cache=True, inline="always")
 def _q_scan(qbuf, qs, qe, qbase, rows, Wr, lbits, lnz, cb, nnz, isq1, ctr):
     """The engine's maximality check: (maximal, end of the child's Q)."""
@@ -519,6 +524,7 @@ def _q_scan(qbuf, qs, qe, qbase, rows, Wr, lbits, lnz, cb, nnz, isq1, ctr):
     return True, qn
 
 
+@keyed
 @njit(cache=True)
 def _closure_global(vo, vi, ui, base, adj, lo, ln, target, buf):
     """ParMBE's closure test (_parmbe_kernel._closure_is) with the elements
@@ -582,6 +588,7 @@ def _closure_global(vo, vi, ui, base, adj, lo, ln, target, buf):
     return m <= target, work
 
 
+@keyed
 @njit(cache=True)
 def parmbe_work(uo, ui, vo, vi, rank, verts, u_is_left, skipmode, ctr):
     """The engine's run_tasks for whole subproblems (K = 1) with counters and
