@@ -52,6 +52,13 @@ def flaky(graph, **_):
     return EngineResult(_calls["n"], 0, algo_seconds=0.0)
 
 
+def fp_flaky(graph, **_):
+    # the right count on every repeat, but another set of bicliques on the second
+    _calls["n"] += 1
+    count, fp = count_and_fingerprint(graph)
+    return EngineResult(count, fp ^ (_calls["n"] > 1), algo_seconds=0.0)
+
+
 def sleepy_alone(graph, seconds=60, **_):
     time.sleep(seconds)
     raise AssertionError("should have been killed")

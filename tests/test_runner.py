@@ -64,6 +64,7 @@ def test_timeout_kills_the_whole_process_group(graph_file):
         ("fake_engines:segfault", "error", "exited with code -11"),
         ("fake_engines:skip", "skipped", "no CUDA device"),
         ("fake_engines:flaky", "error", "repeats disagree"),
+        ("fake_engines:fp_flaky", "error", "repeats disagree"),
         ("no_such_engine", "error", "unknown engine"),
     ],
 )

@@ -151,6 +151,21 @@ def test_a_count_only_engine_is_cross_checked_by_its_count():
     assert not _row(tables.summary_table(lying, ["A"]), "A")["agree"]
 
 
+def test_the_same_count_with_another_fingerprint_is_a_mismatch():
+    # two engines that find different bicliques, as many of them: not an agreement
+    rows = [imbea("A", count=5, fingerprint=FP_A), parmbe("A", 2, count=5, fingerprint=FP_B),
+            imbea("B", count=3, fingerprint=FP_A), cumbe("B", "cuMBE", count=3, fingerprint=FP_A)]
+    assert list(tables.mismatches(rows)) == ["A"]
+    with pytest.raises(tables.CountMismatchError) as e:
+        tables.check_all(rows)
+    assert str(e.value).splitlines()[0].startswith("count/fingerprint mismatch in 1 dataset(s): A ")
+    assert f"iMBEA -> 5 ({FP_A})" in str(e.value) and f"ParMBE p=2 -> 5 ({FP_B})" in str(e.value)
+    df = tables.summary_table(rows, ["A", "B"])
+    assert not bool(_row(df, "A")["agree"]) and bool(_row(df, "B")["agree"])
+    assert _row(df, "A")["fingerprint"] == f"{FP_A} / {FP_B}"
+    assert tables.agreement_report(rows).splitlines()[0].startswith("A: MISMATCH: ")
+
+
 # --------------------------------------------------------------------------- Table I
 
 
