@@ -250,16 +250,19 @@ def _check_tex(tex: str) -> None:
             assert not re.search(r"(?<!\\)[%_#]", c), c  # specials escaped
 
 
+@pytest.mark.latex
 @pytest.mark.skipif(shutil.which("pdflatex") is None, reason="needs pdflatex")
-def test_tex_compiles(tmp_path):  # pragma: no cover - only where LaTeX is installed
+def test_tex_compiles(tmp_path):
     df = tables.speedup_table(scenario(), DATASETS)
     tables.write_speedup(df, tmp_path / "t.csv", tmp_path / "t.md", tmp_path / "t.tex")
     (tmp_path / "doc.tex").write_text(
         "\\documentclass{article}\\usepackage[T1]{fontenc}\\begin{document}"
         "\\resizebox{\\textwidth}{!}{\\input{t.tex}}\\end{document}\n".replace(
             "\\begin{document}", "\\usepackage{graphicx}\\begin{document}"))
-    subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "doc.tex"],
-                   cwd=tmp_path, check=True, capture_output=True, timeout=60)
+    p = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "doc.tex"],
+                       cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stdout[-3000:]
+    assert (tmp_path / "doc.pdf").stat().st_size > 0
 
 
 # --------------------------------------------------------------------------- CLI hook
