@@ -27,13 +27,20 @@ ROOT = Path(__file__).resolve().parents[1]
 _digests: dict[str, str] = {}
 
 
+OWN = ("mbebench", "baselines", "cumbe")
+
+
 def _repo_file(module_name: str) -> Path | None:
+    """The source of one of our modules (an installed numba or numpy is not one)."""
     mod = sys.modules.get(module_name)
     f = getattr(mod, "__file__", None)
-    if not f:
+    if not f or not f.endswith(".py"):
         return None
     p = Path(f).resolve()
-    return p if p.is_relative_to(ROOT) and ".venv" not in p.parts else None
+    if module_name.split(".")[0] in OWN:
+        return p
+    inside = p.is_relative_to(ROOT) and not {".venv", "site-packages"} & set(p.parts)
+    return p if inside else None
 
 
 def modules_compiled_in(module_name: str) -> list[str]:
