@@ -34,8 +34,8 @@ CHEAP = (
     "import json, sys\n"
     "from mbebench import environment\n"
     "environment.environment()\n"
-    "print(json.dumps(sorted(m for m in sys.modules\n"
-    "                        if m.split('.')[0] in ('numba', 'numba_cuda', 'cumbe', 'baselines'))))\n"
+    "engines = ('numba', 'numba_cuda', 'cumbe', 'baselines')\n"
+    "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in engines)))\n"
 )
 
 

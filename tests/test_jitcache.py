@@ -31,7 +31,8 @@ from mbebench.jitcache import keyed
 def probe(v):
     return right_elem_nb(v)
 """
-RUN = "import json, probe; print(json.dumps([int(probe.probe(5)), sum(probe.probe.stats.cache_hits.values())]))"
+RUN = ("import json, probe\n"
+       "print(json.dumps([int(probe.probe(5)), sum(probe.probe.stats.cache_hits.values())]))\n")
 
 
 def _copy(tmp: Path) -> Path:
@@ -59,7 +60,8 @@ def test_an_edit_to_a_compiled_in_helper_is_never_served_from_the_cache(tmp_path
     assert _probe(work) == (fp, True)  # the disk cache works: the unchanged code is loaded
     fpmod = work / "mbebench" / "fingerprint.py"
     text = fpmod.read_text()
-    broken = text.replace("return mix(np.uint64(v) * U2 + U2)", "return mix(np.uint64(v) * U2 + U1)")
+    broken = text.replace("return mix(np.uint64(v) * U2 + U2)",
+                          "return mix(np.uint64(v) * U2 + U1)")
     assert broken != text
     fpmod.write_text(broken)
     edited, hit = _probe(work)
