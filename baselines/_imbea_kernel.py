@@ -55,6 +55,7 @@ from baselines._imbea_parts import (
 )
 from baselines._parmbe_kernel import _closure_is
 from mbebench.fingerprint import combine_sides_nb
+from mbebench.jitcache import keyed
 
 _BUILDS: dict = {}
 
@@ -92,6 +93,7 @@ def build(wmode=0, check=0, buildq=1, twin=1):
     if CHECK == 0 and BUILDQ == 0:
         raise ValueError("check=0 (scan Q) needs buildq=1")
 
+    @keyed
     @njit(cache=True)
     def run_tasks(c_off, c_idx, l_off, l_idx, wc, wl, cand_is_left, rank, tasks, collect, ctr):
         """Enumerate the first-level subtrees of the candidates in ``tasks``.

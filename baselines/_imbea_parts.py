@@ -10,6 +10,7 @@ from numba.core import types
 from numba.extending import intrinsic
 
 from mbebench.fingerprint import left_elem_nb, right_elem_nb
+from mbebench.jitcache import keyed
 
 
 @intrinsic
@@ -36,6 +37,7 @@ def _cttz(typingctx, x):
 # preprocessing
 
 
+@keyed
 @njit(cache=True)
 def elem_weights(n_left, n_right):
     """left_elem / right_elem of every vertex (the per-vertex fingerprint terms)."""
@@ -52,6 +54,7 @@ def elem_weights(n_left, n_right):
 # the search
 
 
+@keyed
 @njit(cache=True)
 def _grow_i32(a, need):
     if need <= a.size:
@@ -61,6 +64,7 @@ def _grow_i32(a, need):
     return b
 
 
+@keyed
 @njit(cache=True)
 def new_workspace(n_cand, max_deg):
     """Scratch arrays reused by every first-level task (sizes grow on demand)."""
@@ -80,6 +84,7 @@ def new_workspace(n_cand, max_deg):
     return cnt, loc, n2list, glob, lbits, lnz, ints, sumr, cntsort
 
 
+@keyed
 @njit(cache=True)
 def _collect_r(ro, lo_, rv, nb, rbuf, rl):
     """Collect mode: room for biclique ``nb`` in both offset arrays, and its R side."""
@@ -97,6 +102,7 @@ def _collect_r(ro, lo_, rv, nb, rbuf, rl):
     return ro, lo_, rv
 
 
+@keyed
 @njit(cache=True)
 def _sort_by_key(pbuf, pkey, lo, hi, maxkey, tmp_p, tmp_k, cntsort):
     """Sort pbuf[lo:hi] by pkey ascending (keys in 1..maxkey)."""

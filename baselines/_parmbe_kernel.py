@@ -60,8 +60,10 @@ from numba import njit
 
 from baselines import _work as WC
 from mbebench.fingerprint import combine_sides_nb, left_elem_nb, right_elem_nb
+from mbebench.jitcache import keyed
 
 
+@keyed
 @njit(cache=True, nogil=True, inline="always")
 def _elem(x, is_left):
     if is_left:
@@ -69,6 +71,7 @@ def _elem(x, is_left):
     return right_elem_nb(x)
 
 
+@keyed
 @njit(cache=True, nogil=True)
 def _reserve(a, cap, need):
     """``a`` with room for ``need`` items; capacity at least doubles when it grows."""
@@ -80,6 +83,7 @@ def _reserve(a, cap, need):
     return b, cap
 
 
+@keyed
 @njit(cache=True, nogil=True)
 def _reserve_slots(vid, aoff, alen, skip, cap, need):
     """The four per-slot arrays, grown together (they share one capacity)."""
@@ -90,6 +94,7 @@ def _reserve_slots(vid, aoff, alen, skip, cap, need):
     return vid, aoff, alen, skip, new_cap
 
 
+@keyed
 @njit(cache=True, nogil=True)
 def _sort_slots(vid, aoff, alen, lo, hi):
     """Stable sort of slots [lo, hi) by ascending alen."""
@@ -120,6 +125,7 @@ def _sort_slots(vid, aoff, alen, lo, hi):
             alen[lo + a] = tl[o]
 
 
+@keyed
 @njit(cache=True, nogil=True)
 def _closure_is(vo, vi, ui, base, adj, lo, ln, target, buf, ctr):
     """True iff |∩_{j ∈ adj[lo:lo+ln]} N(ui[base + j])| == target.
@@ -198,6 +204,7 @@ def _closure_is(vo, vi, ui, base, adj, lo, ln, target, buf, ctr):
     return ok
 
 
+@keyed
 @njit(cache=True, nogil=True)
 def _count_two_hop(v, uo, ui, vo, vi, cnt, touched):
     """cnt[u] = |N(u) ∩ N(v)| for every u of N2(v) (v itself included), each
@@ -214,6 +221,7 @@ def _count_two_hop(v, uo, ui, vo, vi, cnt, touched):
     return nt
 
 
+@keyed
 @njit(cache=True, nogil=True, inline="always")
 def _split_two_hop(v, d, rank, cnt, touched, nt, u_is_left):
     """Classify N2(v) after :func:`_count_two_hop` (the rule lives here once, for
@@ -275,6 +283,7 @@ def build(skip=True):
         return _BUILDS[key]
     SKIP = key
 
+    @keyed
     @njit(cache=True, nogil=True)
     def run_tasks(uo, ui, vo, vi, rank, verts, ks, nks, u_is_left, cnt, slot, touched, buf, ctr):
         """Run the tasks (verts[t], ks[t], nks[t]); see the module docstring.

@@ -9,8 +9,10 @@ import numpy as np
 from numba import njit
 
 from baselines._parmbe_kernel import _count_two_hop, _split_two_hop
+from mbebench.jitcache import keyed
 
 
+@keyed
 @njit(cache=True, nogil=True)
 def tail_estimates(uo, ui, vo, vi, rank, lo, hi, est):
     """est[v] for lo <= v < hi: number of wedges v - y - u with rank(u) >
@@ -28,6 +30,7 @@ def tail_estimates(uo, ui, vo, vi, rank, lo, hi, est):
         est[v] = s
 
 
+@keyed
 @njit(cache=True, nogil=True)
 def tail_sizes(uo, ui, vo, vi, rank, verts, cnt, touched):
     """Per vertex of ``verts``: the length of its subproblem's first-level
@@ -45,6 +48,7 @@ def tail_sizes(uo, ui, vo, vi, rank, verts, cnt, touched):
     return out
 
 
+@keyed
 @njit(cache=True, nogil=True)
 def build_tasks(verts, cost, kk, tau, max_chunk):
     """Tasks in the order of ``verts``: runs of unsplit vertices (kk == 1) of

@@ -57,6 +57,7 @@ from numba.cuda import config as _cfg
 
 from cumbe import layout as _lay
 from mbebench import fingerprint as _fpmod
+from mbebench.jitcache import keyed
 
 SIM = bool(_cfg.ENABLE_CUDASIM)
 
@@ -1480,7 +1481,7 @@ def build(rs=True, es=True, ws=True, instr=False, threads=128, cache=True):
                 ph_out[wk, NPH] = t - t_start
                 tasks_out[wk] = acc[2]
 
-    kern = cuda.jit(**jit_kw)(kernel)
+    kern = keyed(cuda.jit(**jit_kw)(kernel))
     _CACHE[key] = kern
     return kern
 

@@ -21,6 +21,7 @@ import numpy as np
 
 from mbebench.csr import CSRGraph
 from mbebench.order import candidate_order
+from mbebench.jitcache import keyed
 
 SIDES = ("auto", "smaller", "left", "right")
 
@@ -41,6 +42,7 @@ def choose_side(graph: CSRGraph, side: str) -> bool:
     raise ValueError(f"side must be one of {', '.join(SIDES)}, not {side!r}")
 
 
+@keyed
 @numba.njit(cache=True)
 def _renumber(offU, adjU, offV, order):
     """The candidate side's CSR in rank order, the other side's lists in ranks, and the
@@ -70,6 +72,7 @@ def _renumber(offU, adjU, offV, order):
     return noffU, nadjU, nadjV, epos
 
 
+@keyed
 @numba.njit(cache=True)
 def _wedges(noffU, nadjU, offV, epos):
     """Per candidate: wedges to higher-ranked 2-hop vertices, the length of all its

@@ -11,8 +11,10 @@ import numpy as np
 from numba import njit
 
 from mbebench.fingerprint import mix_nb
+from mbebench.jitcache import keyed
 
 
+@keyed
 @njit(cache=True)
 def candidate_order(c_off, c_idx):
     """First-level order and the twin filter.
@@ -33,6 +35,7 @@ def candidate_order(c_off, c_idx):
     return order, rank, twin_filter(c_off, c_idx, rank)
 
 
+@keyed
 @njit(cache=True)
 def twin_filter(c_off, c_idx, rank):
     """True where a candidate starts a first-level subtree: degree > 0 and no

@@ -3,6 +3,11 @@
 ``shared_dir``: the workspace's ``../shared`` (paper, KONECT mirror).  Tests
 that need it skip with a reason when it is absent, e.g. on a user's clone.
 Set ``MBE_SHARED`` to point elsewhere.
+
+``MBEBENCH_REQUIRE`` (comma list of ``mirror``, ``slurm``, ``latex``; ``.ci/run`` sets all
+three) turns a skip of such a test into a failure: in CI a vanished prerequisite must
+not pass as green.  A test is a ``mirror`` test when it uses ``shared_dir`` or
+``konect_mirror`` or is marked so; ``slurm`` and ``latex`` go by the mark.
 """
 
 from __future__ import annotations
@@ -38,3 +43,41 @@ def konect_mirror(shared_dir) -> Path:
     if not (d / "SHA256SUMS").is_file():
         pytest.skip(f"needs the KONECT mirror at {d}")
     return d
+
+
+REQUIRE_ENV = "MBEBENCH_REQUIRE"
+REQUIRABLE = ("mirror", "slurm", "latex")
+
+
+def required() -> set[str]:
+    kinds = {k.strip() for k in os.environ.get(REQUIRE_ENV, "").split(",") if k.strip()}
+    unknown = kinds - set(REQUIRABLE)
+    if unknown:
+        raise pytest.UsageError(f"{REQUIRE_ENV}: unknown kind(s) {sorted(unknown)}; "
+                                f"known: {', '.join(REQUIRABLE)}")
+    return kinds
+
+
+def pytest_configure(config):
+    required()  # a misspelt kind fails at once rather than requiring nothing
+
+
+def kinds_of(item) -> set[str]:
+    kinds = {m.name for m in item.iter_markers()} & set(REQUIRABLE)
+    if {"shared_dir", "konect_mirror"} & set(getattr(item, "fixturenames", ())):
+        kinds.add("mirror")
+    return kinds
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    if not report.skipped or hasattr(report, "wasxfail"):
+        return
+    needed = kinds_of(item) & required()
+    if needed:
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else report.longrepr
+        report.outcome = "failed"
+        report.longrepr = (f"skipped, but {REQUIRE_ENV} requires {', '.join(sorted(needed))} "
+                           f"tests to run: {reason}")

@@ -16,11 +16,21 @@ def oracle(graph, **_):
     return EngineResult(count, fp, algo_seconds=0.001, stats={"worker_busy_s": [0.001]})
 
 
+def _record_pid(pid):
+    # the tests check these processes, not every process on the machine
+    if os.environ.get("MBE_TEST_PIDS"):
+        with open(os.environ["MBE_TEST_PIDS"], "a") as f:
+            f.write(f"{pid}\n")
+
+
 def sleepy(graph, seconds=60, **_):
     # leaves a grandchild behind too: the runner must kill the whole group
-    if os.fork() == 0:
+    _record_pid(os.getpid())
+    child = os.fork()
+    if child == 0:
         time.sleep(seconds)
         os._exit(0)
+    _record_pid(child)
     time.sleep(seconds)
     raise AssertionError("should have been killed")
 
@@ -52,7 +62,15 @@ def flaky(graph, **_):
     return EngineResult(_calls["n"], 0, algo_seconds=0.0)
 
 
+def fp_flaky(graph, **_):
+    # the right count on every repeat, but another set of bicliques on the second
+    _calls["n"] += 1
+    count, fp = count_and_fingerprint(graph)
+    return EngineResult(count, fp ^ (_calls["n"] > 1), algo_seconds=0.0)
+
+
 def sleepy_alone(graph, seconds=60, **_):
+    _record_pid(os.getpid())
     time.sleep(seconds)
     raise AssertionError("should have been killed")
 

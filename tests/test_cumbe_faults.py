@@ -13,6 +13,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -47,8 +48,10 @@ def test_memory_check_names_dataset_and_bytes():
 
 
 def test_memory_check_passes_when_it_fits():
-    L.check_memory(100, 100, 1000, WHAT)
+    L.check_memory(100, 100, 1000, WHAT)  # exactly what is free: fits
     L.check_memory(100, float("inf"), float("inf"), WHAT)  # the simulator's answer
+    with pytest.raises(L.DeviceMemoryError):  # one byte more does not
+        L.check_memory(101, 100, 1000, WHAT)
 
 
 def test_free_memory_is_read_after_numba_frees_dead_arrays():
@@ -135,13 +138,14 @@ class FakeCuda:
 
 
 class FakeKernel:
-    def __init__(self, cuda, exc=None):
-        self.cuda, self.exc, self.calls = cuda, exc, []
+    def __init__(self, cuda, exc=None, seconds=0.0):
+        self.cuda, self.exc, self.calls, self.seconds = cuda, exc, [], seconds
 
     def __getitem__(self, grid):
         def launch(*args):
             self.calls.append((grid, args))
             self.cuda.log.append("launch")
+            time.sleep(self.seconds)
             if self.exc is not None:
                 raise self.exc
 
@@ -163,7 +167,8 @@ def test_checked_launch_runs_and_times_the_kernel():
 
 def test_checked_launch_host_timer_in_the_simulator():
     cuda = FakeCuda()
-    assert _launch(cuda, FakeKernel(cuda), events=False) >= 0
+    # the host timer spans the launch: at least the fake kernel's 0.05 s
+    assert _launch(cuda, FakeKernel(cuda, seconds=0.05), events=False) >= 0.05
     assert cuda.log == ["sync-before", "launch", "sync-after"]
 
 

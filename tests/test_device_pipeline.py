@@ -33,8 +33,17 @@ def _config() -> dict:
     return cfg
 
 
-def test_the_script_parses():
-    subprocess.run(["bash", "-n", str(HERE / "run.sh")], check=True)
+def test_the_script_parses(tmp_path):
+    def parse(path):
+        return subprocess.run(["bash", "-n", str(path)], capture_output=True, text=True)
+
+    p = parse(HERE / "run.sh")
+    assert p.returncode == 0 and p.stderr == "", p.stderr
+    broken = tmp_path / "run.sh"  # the check can fail: the script with its last 'fi' gone
+    text = (HERE / "run.sh").read_text()
+    cut = text.rindex("\nfi")
+    broken.write_text(text[:cut] + text[cut + 3:])
+    assert parse(broken).returncode != 0
 
 
 def test_the_device_config_plans_every_engine_once_per_dataset_within_the_budget():

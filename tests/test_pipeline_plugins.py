@@ -107,36 +107,42 @@ LIAR = {
         "cumbe": {"enabled": False},
         "liar": {"command": "{python} -m mbe_toy_cli --format konect --wrong {graph}",
                  "input": "konect", "datasets": ["hubs"]},
+        # the right count, other bicliques: caught by the fingerprint alone
+        "fp-liar": {"module": "mbe_fp_liar:run", "datasets": ["crown-8"]},
     },
 }
 
 
-def test_a_count_mismatch_fails_the_pipeline_and_the_tables_stay(tmp_path):
+def test_a_count_or_fingerprint_mismatch_fails_the_pipeline_and_the_tables_stay(tmp_path):
     work = copy_workflow(tmp_path)
     (work / "liar.yaml").write_text(yaml.safe_dump(LIAR))
     res = snakemake(work, "--configfile", str(work / "liar.yaml"), check=False, env=_env(work))
     out = res.stdout + res.stderr
     assert res.returncode != 0
     assert "Error in rule check_counts" in out
-    assert "count/fingerprint mismatch in 1 dataset(s): hubs" in out
+    assert "count/fingerprint mismatch in 2 dataset(s): crown-8, hubs" in out
     # the closing summary comes after Snakemake's echo of the failed job, and ends the run
     tail = res.stderr.strip().splitlines()
-    assert tail[-1].startswith("mbe-bench: FAILED: 1 mismatch dataset(s) (exit status 1"), tail
-    assert any(ln.startswith("MISMATCH hubs: iMBEA -> ") for ln in tail[-6:]), tail[-12:]
+    assert tail[-1].startswith("mbe-bench: FAILED: 2 mismatch dataset(s) (exit status 1"), tail
+    assert any(ln.startswith("MISMATCH hubs: iMBEA -> ") for ln in tail[-8:]), tail[-12:]
+    assert any(ln.startswith("MISMATCH crown-8: ") for ln in tail[-8:]), tail[-12:]
     results = work / ".test" / "results"
     # the evidence the message points to is on disk
     md = (results / "tables" / "summary.md").read_text()
     assert "**MISMATCH**" in md_row(md, "**hubs**")
-    assert md_row(md, "crown-8")
+    assert "**MISMATCH**" in md_row(md, "**crown-8**")
     for name in ("summary.csv", "speedup.csv", "speedup.md", "speedup.tex"):
         assert (results / "tables" / name).stat().st_size > 0
     assert (results / "plots" / "scaling.png").is_file()
     assert not (results / "tables" / "agreement.txt").exists()
-    count = _oracle(work)["hubs"][0]
+    oracle = _oracle(work)
+    count = oracle["hubs"][0]
     log = (work / ".test" / "logs" / "check_counts.log").read_text()
     assert f"hubs: MISMATCH: iMBEA -> {count} (" in log
     assert f"liar -> {count + 1} (no fingerprint)" in log
-    assert "crown-8: 1 ok runs agree" in log
+    count, fp = oracle["crown-8"]
+    wrong = to_hex(int(fp, 16) ^ 1)
+    assert f"crown-8: MISMATCH: iMBEA -> {count} ({fp}); fp-liar -> {count} ({wrong})" in log
     # a rerun redoes the check only: rows and tables are done
     dry = snakemake(work, "-n", "--configfile", str(work / "liar.yaml"), env=_env(work))
     jobs = re.findall(r"^rule (\w+):", dry.stdout + dry.stderr, flags=re.M)

@@ -101,7 +101,12 @@ def test_two_files_with_one_configuration_rejected(tmp_path):
 
 def test_non_ok_rows_need_no_count():
     for status in ("timeout", "error", "skipped", "unavailable"):
-        validate_row(imbea("A", status))
+        row = imbea("A", status)
+        assert row["count"] is None and validate_row(row) == row
+    ok = imbea("A", count=3)
+    assert validate_row(ok) == ok
+    with pytest.raises(ValueError, match="count"):  # an ok row does need one
+        validate_row({**ok, "count": None})
 
 
 def test_unavailable_rows_say_why_once_per_dataset():

@@ -1,6 +1,7 @@
 import json
 import os
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -21,7 +22,7 @@ def graph_file(tmp_path):
     return g, path
 
 
-def _run(path, engine, timeout=60, repeats=1, params=None):
+def _run(path, engine, timeout=60, repeats=1, params=None, env=None):
     return runner.run(
         dataset="toy",
         run_id="x",
@@ -30,8 +31,36 @@ def _run(path, engine, timeout=60, repeats=1, params=None):
         params=params or {},
         repeats=repeats,
         timeout_s=timeout,
-        env=ENV,
+        env={**ENV, **(env or {})},
     )
+
+
+def _alive(pid: int) -> bool:
+    """Running (a zombie waiting for its parent to reap it counts as gone)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def _pids(path: Path, n: int, within_s: float = 60) -> list[int]:
+    """The n pids fake_engines wrote to $MBE_TEST_PIDS (only the processes this test started)."""
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        pids = [int(x) for x in path.read_text().split()] if path.exists() else []
+        if len(pids) >= n:
+            return pids
+        time.sleep(0.1)
+    pytest.fail(f"the engine never wrote {n} pid(s) to {path}")
+
+
+def _gone(pids: list[int], within_s: float = 30) -> list[int]:
+    """Those of pids still running after within_s."""
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline and any(map(_alive, pids)):
+        time.sleep(0.1)
+    return [p for p in pids if _alive(p)]
 
 
 def test_ok_row_has_count_fingerprint_and_times(graph_file):
@@ -45,16 +74,17 @@ def test_ok_row_has_count_fingerprint_and_times(graph_file):
     assert row["peak_rss_bytes"] > 0
 
 
-def test_timeout_kills_the_whole_process_group(graph_file):
+def test_timeout_kills_the_whole_process_group(graph_file, tmp_path):
     _, path = graph_file
+    pid_file = tmp_path / "pids"
+    # the engine and its grandchild sleep 60 s: only the kill can end the run sooner
     t0 = time.monotonic()
-    row = _run(path, "fake_engines:sleepy", timeout=2)
-    assert time.monotonic() - t0 < 15
+    row = _run(path, "fake_engines:sleepy", timeout=2, env={"MBE_TEST_PIDS": str(pid_file)})
+    assert time.monotonic() - t0 < 50
     assert row["status"] == "timeout" and row["count"] is None
     assert "2 s" in row["message"]
-    time.sleep(0.5)
-    ps = subprocess.run(["ps", "-ww", "-eo", "args"], capture_output=True, text=True).stdout
-    assert "fake_engines:sleepy" not in ps
+    engine, grandchild = _pids(pid_file, 2)
+    assert _gone([engine, grandchild]) == []
 
 
 @pytest.mark.parametrize(
@@ -64,6 +94,7 @@ def test_timeout_kills_the_whole_process_group(graph_file):
         ("fake_engines:segfault", "error", "exited with code -11"),
         ("fake_engines:skip", "skipped", "no CUDA device"),
         ("fake_engines:flaky", "error", "repeats disagree"),
+        ("fake_engines:fp_flaky", "error", "repeats disagree"),
         ("no_such_engine", "error", "unknown engine"),
     ],
 )
@@ -179,25 +210,15 @@ def test_child_dies_with_the_runner(graph_file, tmp_path):
         f"runner.run(dataset='toy', run_id='x', engine='fake_engines:sleepy_alone', graph={str(path)!r},"
         " params={'seconds': 120}, timeout_s=300)\n"
     )
-    parent = subprocess.Popen(["python", "-c", script], env={**os.environ, **ENV})
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        ps = subprocess.run(["ps", "-ww", "-eo", "pid,args"], capture_output=True, text=True).stdout
-        if any("mbebench.runner" in ln and "sleepy_alone" in ln for ln in ps.splitlines()):
-            break
-        time.sleep(0.2)
-    else:
+    pid_file = tmp_path / "pids"
+    parent = subprocess.Popen([sys.executable, "-c", script],
+                              env={**os.environ, **ENV, "MBE_TEST_PIDS": str(pid_file)})
+    try:
+        (engine,) = _pids(pid_file, 1)
+    finally:
         parent.kill()
-        pytest.fail("engine child never started")
-    parent.kill()
-    parent.wait()
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        ps = subprocess.run(["ps", "-ww", "-eo", "args"], capture_output=True, text=True).stdout
-        if not any("mbebench.runner" in ln and "sleepy_alone" in ln for ln in ps.splitlines()):
-            return
-        time.sleep(0.2)
-    pytest.fail("engine child outlived its runner")
+        parent.wait()
+    assert _gone([engine]) == [], "engine child outlived its runner"
 
 
 def test_the_log_keeps_the_whole_traceback(graph_file, capfd):

@@ -152,6 +152,21 @@ def test_a_count_only_engine_is_cross_checked_by_its_count():
     assert not _row(summary.summary_table(lying, ["A"]), "A")["agree"]
 
 
+def test_the_same_count_with_another_fingerprint_is_a_mismatch():
+    # two engines that find different bicliques, as many of them: not an agreement
+    rows = [imbea("A", count=5, fingerprint=FP_A), parmbe("A", 2, count=5, fingerprint=FP_B),
+            imbea("B", count=3, fingerprint=FP_A), cumbe("B", "cuMBE", count=3, fingerprint=FP_A)]
+    assert list(agreement.mismatches(rows)) == ["A"]
+    with pytest.raises(agreement.CountMismatchError) as e:
+        agreement.check_all(rows)
+    assert str(e.value).splitlines()[0].startswith("count/fingerprint mismatch in 1 dataset(s): A ")
+    assert f"iMBEA -> 5 ({FP_A})" in str(e.value) and f"ParMBE p=2 -> 5 ({FP_B})" in str(e.value)
+    df = summary.summary_table(rows, ["A", "B"])
+    assert not bool(_row(df, "A")["agree"]) and bool(_row(df, "B")["agree"])
+    assert _row(df, "A")["fingerprint"] == f"{FP_A} / {FP_B}"
+    assert agreement.agreement_report(rows).splitlines()[0].startswith("A: MISMATCH: ")
+
+
 # --------------------------------------------------------------------------- Table I
 
 
@@ -236,16 +251,19 @@ def _check_tex(tex: str) -> None:
             assert not re.search(r"(?<!\\)[%_#]", c), c  # specials escaped
 
 
+@pytest.mark.latex
 @pytest.mark.skipif(shutil.which("pdflatex") is None, reason="needs pdflatex")
-def test_tex_compiles(tmp_path):  # pragma: no cover - only where LaTeX is installed
+def test_tex_compiles(tmp_path):
     df = speedup.speedup_table(scenario(), DATASETS)
     speedup.write_speedup(df, tmp_path / "t.csv", tmp_path / "t.md", tmp_path / "t.tex")
     (tmp_path / "doc.tex").write_text(
         "\\documentclass{article}\\usepackage[T1]{fontenc}\\begin{document}"
         "\\resizebox{\\textwidth}{!}{\\input{t.tex}}\\end{document}\n".replace(
             "\\begin{document}", "\\usepackage{graphicx}\\begin{document}"))
-    subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "doc.tex"],
-                   cwd=tmp_path, check=True, capture_output=True, timeout=60)
+    p = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "doc.tex"],
+                       cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stdout[-3000:]
+    assert (tmp_path / "doc.pdf").stat().st_size > 0
 
 
 # --------------------------------------------------------------------------- CLI hook

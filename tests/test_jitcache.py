@@ -1,0 +1,107 @@
+"""numba's disk cache must not serve machine code built from an older version of a
+function that a kernel compiles in from another module (issue 21, finding 3)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mbebench import jitcache
+
+REPO = Path(__file__).resolve().parents[1]
+
+# A kernel the way the engines write one: disk-cached, calling the fingerprint's helpers.
+# (The engines' own kernels take a minute to compile on a busy two-core machine.)
+PROBE = """
+from numba import njit
+
+from mbebench.fingerprint import right_elem_nb
+from mbebench.jitcache import keyed
+
+
+@keyed
+@njit(cache=True)
+def probe(v):
+    return right_elem_nb(v)
+"""
+RUN = ("import json, probe\n"
+       "print(json.dumps([int(probe.probe(5)), sum(probe.probe.stats.cache_hits.values())]))\n")
+
+
+def _copy(tmp: Path) -> Path:
+    work = tmp / "repo"
+    for pkg in ("mbebench", "baselines", "cumbe"):
+        shutil.copytree(REPO / pkg, work / pkg, ignore=shutil.ignore_patterns("__pycache__"))
+    (work / "probe.py").write_text(PROBE)
+    return work
+
+
+def _probe(work: Path) -> tuple[int, bool]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NUMBA_")}
+    env["PYTHONPATH"] = str(work)
+    p = subprocess.run([sys.executable, "-c", RUN], cwd=work, env=env, capture_output=True,
+                       text=True, timeout=600)
+    assert p.returncode == 0, p.stderr[-3000:]
+    value, hits = json.loads(p.stdout.splitlines()[-1])
+    return value, bool(hits)
+
+
+def test_an_edit_to_a_compiled_in_helper_is_never_served_from_the_cache(tmp_path):
+    work = _copy(tmp_path)
+    fp, hit = _probe(work)
+    assert not hit
+    assert _probe(work) == (fp, True)  # the disk cache works: the unchanged code is loaded
+    fpmod = work / "mbebench" / "fingerprint.py"
+    text = fpmod.read_text()
+    broken = text.replace("return mix(np.uint64(v) * U2 + U2)",
+                          "return mix(np.uint64(v) * U2 + U1)")
+    assert broken != text
+    fpmod.write_text(broken)
+    edited, hit = _probe(work)
+    assert not hit and edited != fp
+    for cache in work.rglob("__pycache__"):
+        shutil.rmtree(cache)
+    assert _probe(work) == (edited, False)  # what a clean build computes
+
+
+def test_every_engine_kernel_is_keyed_on_the_modules_it_compiles_in():
+    import baselines._imbea_kernel  # noqa: F401
+    import baselines._parmbe_kernel  # noqa: F401
+    import cumbe.kernel  # noqa: F401
+    import cumbe.prepare  # noqa: F401
+
+    assert "mbebench.fingerprint" in jitcache.modules_compiled_in("baselines._imbea_kernel")
+    assert "mbebench.fingerprint" in jitcache.modules_compiled_in("baselines._parmbe_kernel")
+    assert {"cumbe.layout", "mbebench.fingerprint"} <= set(
+        jitcache.modules_compiled_in("cumbe.kernel"))
+    assert "mbebench.order" in jitcache.modules_compiled_in("cumbe.prepare")
+    # every disk-cached function of a module that can compile in another goes through
+    # jitcache.keyed (benchmarks/parmbe_probe.py imports nothing of ours)
+    for path in [*REPO.glob("baselines/*.py"), *REPO.glob("cumbe/*.py"),
+                 *REPO.glob("mbebench/*.py"), *REPO.glob("benchmarks/*.py")]:
+        text = path.read_text()
+        if path.name == "jitcache.py" or not re.search(r"^from (mbebench|baselines|cumbe)", text,
+                                                        flags=re.M):
+            continue
+        lines = text.splitlines()
+        for i, line in enumerate(lines):
+            if "jit(cache=True" in line.replace(" ", "") and line.lstrip().startswith("@"):
+                assert lines[i - 1].strip() == "@keyed", f"{path.name}:{i + 1}"
+
+
+def test_the_cumbe_kernel_cache_key_carries_the_sources_digest():
+    # cuMBE caches only on a GPU; its key is computed without one
+    from cumbe import kernel
+
+    if kernel.SIM:
+        pytest.skip("the CUDA simulator has no disk cache")
+    kern = kernel.build(threads=64, cache=True)
+    key = kern._cache._index_key((), type("C", (), {"magic_tuple": lambda self: ("x",)})())
+    assert key[-1] == jitcache.sources_digest("cumbe.kernel")
