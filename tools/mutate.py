@@ -109,6 +109,16 @@ BREAKS = (
           ("tests/test_cumbe_sim.py", "-k", "matches_oracle"),
           "noRS thieves forget the victim's current branch (the H100 bug of 2026-11-23)",
           60.0),
+    Break("cumbe-block-steal-off", "cumbe/kernel.py",
+          "            nstp = nst\n", "            nstp = 1 if phase == 0 else nst\n",
+          ("tests/test_cumbe_paths.py",),
+          "block-wide tasks no longer steal from each other (the path memory caps rely on)",
+          120.0),
+    Break("cumbe-block-barrier-unfenced", "cumbe/kernel.py",
+          "    if not SIM:\n        cuda.threadfence_block()\n    bsync()\n",
+          "    bsync()\n",
+          ("tests/test_cumbe_paths.py", "-k", "fences"),
+          "the block barrier without its CTA fences (the H100 block-wide fault of 2026-11-25)"),
 )
 
 
