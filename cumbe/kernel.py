@@ -265,10 +265,12 @@ def _os_env(name: str) -> bool:
 def build(rs=True, es=True, ws=True, instr=False, threads=128, cache=True):
     """The kernel for one variant and block size (memoised)."""
     switches = tuple(_os_env(n) for n in BUILD_ENV)
-    key = (bool(rs), bool(es), bool(ws), bool(instr), int(threads), switches)
+    # ``cache`` is part of the key: a build without the disk cache must not be served to a
+    # caller that asked for one (or the other way round)
+    key = (bool(rs), bool(es), bool(ws), bool(instr), int(threads), switches, bool(cache))
     if key in _CACHE:
         return _CACHE[key]
-    RS, ES, WS, INSTR, THREADS, _ = key
+    RS, ES, WS, INSTR, THREADS, _, _ = key
     if THREADS % WARP or not WARP <= THREADS <= MAX_THREADS:
         raise ValueError(f"threads must be a multiple of {WARP} in {WARP}..{MAX_THREADS}")
     NW = THREADS // WARP
