@@ -77,11 +77,10 @@ def main(argv=None) -> int:
         os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
 
     from mbebench.csr import CSRError, read_csr
-
     from mbebench.shard import parse as parse_shard
 
     try:
-        parse_shard(a.shard)
+        parse_shard(a.shard)  # before the graph is read: a typo fails at once
     except ValueError as e:  # one line naming the string
         print(f"error: {e}", file=sys.stderr)
         return 1

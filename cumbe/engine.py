@@ -76,11 +76,12 @@ def run(
     ``side``: which side the candidates come from; ``device_memory_gib``: use at most this
     much device memory (default: the ``CUMBE_DEVICE_MEMORY_GIB`` environment variable, else
     all that is free); ``shard`` "i/n": only shard i of n of the first-level tasks
-    (:func:`cumbe.prepare.shard_of`; the kernel gets the shorter task list).  Test switches: ``eager_steal`` (1: raise the stop signal after every
-    fetch, so that publishing and stealing run on any grid; e >= 2: publish only from
-    level e - 1 down) and ``warp_arena_words`` (cap the warp arena, so that tasks run
-    block-wide); tuning: ``idle_fraction`` (the share of workers that must run out of work
-    before the busy ones publish theirs; 0: the first one).
+    (:func:`cumbe.prepare.shard_of`; the kernel gets the shorter task list).  Test
+    switches: ``eager_steal`` (1: raise the stop signal after every fetch, so that
+    publishing and stealing run on any grid; e >= 2: publish only from level e - 1 down)
+    and ``warp_arena_words`` (cap the warp arena, so that tasks run block-wide); tuning:
+    ``idle_fraction`` (the share of workers that must run out of work before the busy ones
+    publish theirs; 0: the first one).
     """
     sim = _sim_enabled()
     label = L.graph_label(graph)  # names the graph in every error
