@@ -319,3 +319,25 @@ def test_config_shard_is_checked_and_a_list_plans_distinct_runs():
     cfg["engines"]["imbea"]["shard"] = "half"
     with pytest.raises(ConfigError, match="engines.imbea.shard"):
         plan.plan_runs(cfg, cores=2)
+
+
+def test_rows_record_the_shard_and_shard_rows_sum(tmp_path):
+    # the pipeline's path: plan -> runner (child process) -> row
+    from mbebench import plan, runner
+
+    g = dense_with_hub()
+    path = tmp_path / "g.csr"
+    write_csr(g, path)
+    c = f = 0
+    for i in range(3):
+        spec = plan.direct_run("imbea", {"shard": f"{i}/3", "side": "left"}, f"imbea-s{i}")
+        job = spec.job()
+        row = runner.run(dataset="g", run_id=spec.run_id, engine=job["engine"], graph=path,
+                         params=job["params"], entry=job["entry"], label=job["label"],
+                         timeout_s=300)
+        assert row["status"] == "ok", row["message"]
+        assert row["params"]["shard"] == f"{i}/3" and row["stats"]["shard"] == f"{i}/3"
+        assert {"shard_tasks", "shard_cost", "total_tasks", "total_cost"} <= set(row["stats"])
+        c += row["count"]
+        f = (f + int(row["fingerprint"], 16)) & MASK
+    assert (c, f) == count_and_fingerprint(g)
