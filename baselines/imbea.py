@@ -19,9 +19,9 @@ import numpy as np
 from baselines import _imbea_kernel as K
 from baselines._imbea_parts import elem_weights
 from baselines.imbea_spec import SIDES
+from mbebench import shard as SH
 from mbebench.csr import CSRGraph, from_edges
 from mbebench.engine import EngineResult
-from mbebench import shard as SH
 from mbebench.order import candidate_order
 
 

@@ -53,9 +53,9 @@ from baselines.parmbe_pool import (  # noqa: F401
 )
 from baselines.parmbe_spec import SIDES
 from mbebench.csr import CSRGraph, write_csr
+from mbebench.engine import EngineResult
 from mbebench.shard import WHOLE as SHARD_WHOLE
 from mbebench.shard import parse as parse_shard
-from mbebench.engine import EngineResult
 
 
 @contextlib.contextmanager

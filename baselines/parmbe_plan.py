@@ -83,7 +83,7 @@ class Plan:
         self.n_split = int(n_split)  # subproblems split for their tail length
         self.n_presplit = int(n_presplit)  # ... for their estimated cost alone
         self.n_tasks = len(bounds) - 1
-        self.shard_stats = shard_stats or {}  # mbebench.shard.stats of a sharded plan
+        self.shard_stats = shard_stats or {}  # mbebench.shard.stats: the row's shard keys
 
     def task(self, i: int):
         a, b = self.bounds[i], self.bounds[i + 1]
@@ -125,7 +125,7 @@ def plan_tasks(
     """
     from baselines import _parmbe_plan_kernel as PK
 
-    si, sn = SH.parse(shard)
+    _, sn = SH.parse(shard)
 
     est = prep.estimates(threads, processes)
     deg = np.diff(prep.uo)
