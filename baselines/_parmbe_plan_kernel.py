@@ -74,6 +74,7 @@ def build_tasks(verts, cost, kk, tau, max_chunk):
     return tv, tk, tn, item_bounds(tn, tc, tau, max_chunk)
 
 
+@keyed
 @njit(cache=True, nogil=True)
 def item_bounds(tn, cost, tau, max_chunk):
     """Task bounds over items (v, k, K) in dispatch order: a piece of a split
