@@ -62,39 +62,47 @@ def build_tasks(verts, cost, kk, tau, max_chunk):
     tv = np.empty(n_items, np.int32)
     tk = np.empty(n_items, np.int32)
     tn = np.empty(n_items, np.int32)
+    tc = np.empty(n_items, np.float64)
+    m = 0
+    for i in range(verts.shape[0]):
+        for k in range(kk[i]):
+            tv[m] = verts[i]
+            tk[m] = k
+            tn[m] = kk[i]
+            tc[m] = cost[i]
+            m += 1
+    return tv, tk, tn, item_bounds(tn, tc, tau, max_chunk)
+
+
+@keyed
+@njit(cache=True, nogil=True)
+def item_bounds(tn, cost, tau, max_chunk):
+    """Task bounds over items (v, k, K) in dispatch order: a piece of a split
+    subproblem (K > 1) is a task of its own, runs of whole subproblems are cut
+    at about ``tau`` cost (``cost`` of their items) or ``max_chunk`` items."""
+    n_items = tn.shape[0]
     bounds = np.empty(n_items + 1, np.int32)
     nt = 0
-    m = 0
     acc = 0.0
     run = 0
-    for i in range(verts.shape[0]):
-        kv = kk[i]
-        if kv > 1:
+    for m in range(n_items):
+        if tn[m] > 1:
             if run > 0:
                 nt += 1
                 acc = 0.0
                 run = 0
-            for k in range(kv):
-                bounds[nt] = m
-                tv[m] = verts[i]
-                tk[m] = k
-                tn[m] = kv
-                m += 1
-                nt += 1
+            bounds[nt] = m
+            nt += 1
             continue
         if run == 0:
             bounds[nt] = m
-        tv[m] = verts[i]
-        tk[m] = 0
-        tn[m] = 1
-        m += 1
         run += 1
-        acc += cost[i]
+        acc += cost[m]
         if acc >= tau or run >= max_chunk:
             nt += 1
             acc = 0.0
             run = 0
     if run > 0:
         nt += 1
-    bounds[nt] = m
-    return tv, tk, tn, bounds[: nt + 1].copy()
+    bounds[nt] = n_items
+    return bounds[: nt + 1].copy()

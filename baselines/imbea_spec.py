@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mbebench.spec import EngineSpec, Param
+from mbebench.spec import SHARD, EngineSpec, Param
 
 # candidate side: auto (the cheaper first level, see imbea.choose_side), left or right
 SIDES: tuple[str, ...] = ("auto", "left", "right")
@@ -16,5 +16,6 @@ SPEC = EngineSpec(
     params=(
         Param("side", str, SIDES[0], choices=SIDES,
               doc="CSR side the candidates come from: auto, left or right."),
+        SHARD,
     ),
 )

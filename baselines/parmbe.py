@@ -54,6 +54,8 @@ from baselines.parmbe_pool import (  # noqa: F401
 from baselines.parmbe_spec import SIDES
 from mbebench.csr import CSRGraph, write_csr
 from mbebench.engine import EngineResult
+from mbebench.shard import WHOLE as SHARD_WHOLE
+from mbebench.shard import parse as parse_shard
 
 
 @contextlib.contextmanager
@@ -82,6 +84,7 @@ def _parent_warm() -> float:
     if not _PARENT_WARM:
         t0 = time.perf_counter()
         plan_tasks(_Prepared(_warm_graph(), True), 2, 2)
+        plan_tasks(_Prepared(_warm_graph(), True), 2, 2, shard="0/2")
         _PARENT_WARM.append(time.perf_counter() - t0)
     return _PARENT_WARM[0]
 
@@ -94,13 +97,17 @@ def run(
     side: str = SIDES[0],
     pool: ParMBEPool | None = None,
     tasks_per_process: int = TASKS_PER_PROCESS,
+    shard: str = SHARD_WHOLE,
 ) -> EngineResult:
     """Count the maximal bicliques of ``graph`` with a pool of processes.
 
     ``processes`` and ``side`` are the config parameters (``baselines.parmbe_spec``);
     ``processes=None`` takes the pool's size, else every core.  ``split_threshold``,
     ``max_split`` and ``tasks_per_process`` tune the plan (:func:`plan_tasks`);
-    ``pool`` reuses a running :class:`ParMBEPool` (tests)."""
+    ``pool`` reuses a running :class:`ParMBEPool` (tests); ``shard`` "i/n": only shard i of
+    n of the plan's items (:mod:`mbebench.shard`; every shard of a run must be given the same
+    ``side``, ``split_threshold``, ``max_split`` and ``tasks_per_process``)."""
+    parse_shard(shard)  # a bad shard fails before the pool starts
     nproc = int(pool.processes if pool is not None else (processes or os.cpu_count() or 1))
     u_is_left = choose_side(graph, side)
     tmpdir = None
@@ -119,7 +126,8 @@ def run(
                 t0 = time.perf_counter()
                 prep = _Prepared(graph, u_is_left)
                 plan = plan_tasks(
-                    prep, nproc, split_threshold, max_split, pool.threads, tasks_per_process
+                    prep, nproc, split_threshold, max_split, pool.threads, tasks_per_process,
+                    shard,
                 )
                 plan_s = time.perf_counter() - t0
                 count, fp, ex = pool.execute(path, u_is_left, plan)
@@ -160,6 +168,7 @@ def run(
             "side": "left" if u_is_left else "right",
             "split_threshold": split_threshold,
             "tasks_per_process": tasks_per_process,
+            **plan.shard_stats,
         },
     )
 
@@ -171,16 +180,19 @@ def run_serial(
     max_split: int = DEFAULT_MAX_SPLIT,
     side: str = SIDES[0],
     tasks_per_process: int = TASKS_PER_PROCESS,
+    shard: str = SHARD_WHOLE,
 ) -> EngineResult:
     """The same plan as :func:`run` (tasks planned for ``processes``),
     executed in this process in task order."""
+    parse_shard(shard)
     u_is_left = choose_side(graph, side)
     tc = time.perf_counter()
     warm_up()
     compile_s = time.perf_counter() - tc
     t0 = time.perf_counter()
     prep = _Prepared(graph, u_is_left)
-    plan = plan_tasks(prep, processes, split_threshold, max_split, None, tasks_per_process)
+    plan = plan_tasks(prep, processes, split_threshold, max_split, None, tasks_per_process,
+                      shard)
     count = fp = 0
     for i in range(plan.n_tasks):
         c, f = prep.run(*plan.task(i))
@@ -198,5 +210,6 @@ def run_serial(
             "split_tasks": plan.n_split,
             "presplit_tasks": plan.n_presplit,
             "side": "left" if u_is_left else "right",
+            **plan.shard_stats,
         },
     )

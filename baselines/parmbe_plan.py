@@ -21,6 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from baselines.parmbe_spec import SIDES
+from mbebench import shard as SH
 from mbebench.csr import CSRGraph, from_edges
 
 DEFAULT_SPLIT_THRESHOLD = 2048
@@ -77,11 +78,12 @@ class Plan:
     (verts, ks, nks): run the subproblem of verts[j], first-level branches
     i ≡ ks[j] (mod nks[j])."""
 
-    def __init__(self, verts, ks, nks, bounds, n_split=0, n_presplit=0):
+    def __init__(self, verts, ks, nks, bounds, n_split=0, n_presplit=0, shard_stats=None):
         self.verts, self.ks, self.nks, self.bounds = verts, ks, nks, bounds
         self.n_split = int(n_split)  # subproblems split for their tail length
         self.n_presplit = int(n_presplit)  # ... for their estimated cost alone
         self.n_tasks = len(bounds) - 1
+        self.shard_stats = shard_stats or {}  # mbebench.shard.stats: the row's shard keys
 
     def task(self, i: int):
         a, b = self.bounds[i], self.bounds[i + 1]
@@ -107,6 +109,7 @@ def plan_tasks(
     max_split: int = DEFAULT_MAX_SPLIT,
     threads: ThreadPoolExecutor | None = None,
     tasks_per_process: int = TASKS_PER_PROCESS,
+    shard: str = SH.WHOLE,
 ) -> Plan:
     """Vertices with at least one neighbour, most expensive first, in tasks of
     about tau = total/(processes * tasks_per_process) estimated work.
@@ -117,8 +120,12 @@ def plan_tasks(
     ``max_split``), or if its estimate alone exceeds tau (K = estimate / tau, at
     most ``max_split``): as one task, a subproblem bigger than a process's
     share bounds the run's time from below however early it starts.
+
+    ``shard`` "i/n" (n > 1): only shard i's items (:func:`_shard_plan`).
     """
     from baselines import _parmbe_plan_kernel as PK
+
+    _, sn = SH.parse(shard)
 
     est = prep.estimates(threads, processes)
     deg = np.diff(prep.uo)
@@ -128,7 +135,11 @@ def plan_tasks(
     verts = active[order].astype(np.int32)
     cost = cost[order]
     est = est[verts]
-    tau = max(cost.sum() / (max(processes, 1) * max(tasks_per_process, 1)), 1.0)
+    # Sharded, the split by cost is relative to the shards, never to this
+    # process's pool: every shard must derive the same items, whatever
+    # ``processes`` it runs with.
+    parts = processes if sn == 1 else sn
+    tau = max(cost.sum() / (max(parts, 1) * max(tasks_per_process, 1)), 1.0)
     max_split = max(max_split, 1)
 
     kk = np.ones(verts.size, np.int32)
@@ -149,8 +160,52 @@ def plan_tasks(
     k_cost = np.minimum(k_cost, max_split).astype(np.int32)
     n_presplit = int(np.count_nonzero((k_cost > 1) & (kk[by_cost] == 1)))
     kk[by_cost] = np.maximum(kk[by_cost], k_cost)
+    if sn > 1:
+        return _shard_plan(verts, cost, est, kk, shard, processes, max_split, tasks_per_process,
+                           n_split, n_presplit)
     tv, tk, tn, bounds = PK.build_tasks(verts, cost, kk, tau, MAX_CHUNK_VERTICES)
-    return Plan(tv, tk, tn, bounds, n_split, n_presplit)
+    items = np.repeat(cost / kk, kk)
+    return Plan(tv, tk, tn, bounds, n_split, n_presplit,
+                SH.stats(shard, items, np.arange(items.size)))
+
+
+def _shard_plan(verts, cost, est, kk, shard, processes, max_split, tasks_per_process,
+                n_split, n_presplit) -> Plan:
+    """Shard ``shard``'s part of the whole run's items (vertex v, piece k of K),
+    each item costing cost[v] / K: the pieces of a split subproblem (its
+    first-level branches i = k mod K) are units of their own, so one heavy
+    subproblem spreads over several shards.
+
+    Inside the shard, a piece bigger than one process's share is split again
+    (branches i = k mod K are the branches i = k + jK mod mK, j < m: still a
+    partition, and only k = 0 reports the subproblem's top biclique), then the
+    items are grouped into tasks as in the unsharded plan."""
+    from baselines import _parmbe_plan_kernel as PK
+
+    si, sn = SH.parse(shard)
+    kk = kk.astype(np.int64)
+    tv = np.repeat(verts, kk)
+    tn = np.repeat(kk, kk)
+    tk = np.arange(tv.size) - np.repeat(np.cumsum(kk) - kk, kk)
+    ic = np.repeat(cost / kk, kk)
+    iest = np.repeat(est, kk)
+    picked = SH.select(ic, si, sn)
+    stats = SH.stats(shard, ic, picked)
+    tv, tk, tn, ic, iest = tv[picked], tk[picked], tn[picked], ic[picked], iest[picked]
+
+    tau = max(ic.sum() / (max(processes, 1) * max(tasks_per_process, 1)), 1.0)
+    # at most max_split pieces of a subproblem, and no more than its est
+    # first-level branches (each closes at least one wedge)
+    m = np.minimum(np.ceil(ic / tau), np.maximum(max_split // tn, 1))
+    m = np.maximum(np.minimum(m, np.ceil(np.maximum(iest, 1) / tn)), 1).astype(np.int64)
+    j = np.arange(int(m.sum())) - np.repeat(np.cumsum(m) - m, m)
+    tv, tk, tn, ic = (np.repeat(tv, m), np.repeat(tk, m) + j * np.repeat(tn, m),
+                      np.repeat(tn * m, m), np.repeat(ic / m, m))
+    order = np.argsort(-ic, kind="stable")  # most expensive first, as unsharded
+    tv, tk, tn, ic = tv[order], tk[order], tn[order], ic[order]
+    bounds = PK.item_bounds(tn.astype(np.int32), ic, tau, MAX_CHUNK_VERTICES)
+    return Plan(tv.astype(np.int32), tk.astype(np.int32), tn.astype(np.int32), bounds,
+                n_split, n_presplit, stats)
 
 
 class _Prepared:
@@ -229,4 +284,5 @@ def warm_up() -> float:
         plan = plan_tasks(p, 2, 2)
         for i in range(plan.n_tasks):
             p.run(*plan.task(i))
+    plan_tasks(p, 2, 2, shard="0/2")  # the shard planner's kernels
     return time.perf_counter() - t0

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mbebench.spec import EngineSpec, Param
+from mbebench.spec import SHARD, EngineSpec, Param
 
 # side U the problem is split on: the smaller or larger side, or the CSR's left or right
 SIDES: tuple[str, ...] = ("smaller", "larger", "left", "right")
@@ -21,5 +21,6 @@ SPEC = EngineSpec(
                   "count if none fits)."),
         Param("side", str, SIDES[0], choices=SIDES,
               doc="Side the problem is split on: smaller, larger, left or right."),
+        SHARD,
     ),
 )

@@ -58,6 +58,10 @@ def build_parser() -> argparse.ArgumentParser:
                         " else all that is free)")
     r.add_argument("--side", default=d["side"], choices=SIDES,
                    help="the side to enumerate from (auto: the smaller one)")
+    r.add_argument("--shard", default=d["shard"], metavar="I/N",
+                   help="only shard I of N of the first-level tasks, balanced by estimated cost "
+                        "(the N shards' counts and fingerprints sum to the whole run's; "
+                        "default 0/1: all)")
     r.add_argument("--instrument", action="store_true",
                    help="the instrumented build: per-warp busy time and per-phase cycles")
     r.add_argument("--simulate", action="store_true",
@@ -73,7 +77,13 @@ def main(argv=None) -> int:
         os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
 
     from mbebench.csr import CSRError, read_csr
+    from mbebench.shard import parse as parse_shard
 
+    try:
+        parse_shard(a.shard)  # before the graph is read: a typo fails at once
+    except ValueError as e:  # one line naming the string
+        print(f"error: {e}", file=sys.stderr)
+        return 1
     try:
         g = read_csr(a.graph)
     except CSRError as e:  # its message names the file
@@ -87,7 +97,8 @@ def main(argv=None) -> int:
 
     try:
         res = run(g, variant=a.variant, k=a.k, blocks=a.blocks, threads=a.threads,
-                  side=a.side, instrument=a.instrument, device_memory_gib=a.device_memory_gib)
+                  side=a.side, instrument=a.instrument, device_memory_gib=a.device_memory_gib,
+                  shard=a.shard)
     except EngineSkipped as e:
         print(f"skipped: {e} (--simulate runs the CUDA simulator)", file=sys.stderr)
         return 2

@@ -18,8 +18,9 @@ from cumbe import buffers as B
 from cumbe import grid as GR
 from cumbe import launch as L
 from cumbe import layout
-from cumbe.prepare import prepare
+from cumbe.prepare import prepare, shard_of
 from cumbe.variants import ABLATIONS
+from mbebench import shard as SH
 from mbebench.csr import CSRGraph
 from mbebench.engine import EngineResult, EngineSkipped
 
@@ -61,6 +62,7 @@ def run(
     eager_steal: int = 0,
     warp_arena_words: int = 0,
     idle_fraction: float = 0.0,
+    shard: str = SH.WHOLE,
 ) -> EngineResult:
     """Count and fingerprint the maximal bicliques of ``graph`` on the GPU (or in numba's
     simulator).  The config parameters are declared, with their defaults and limits, in
@@ -73,11 +75,13 @@ def run(
     the largest cooperative grid that fits the memory; ``instrument``: per-phase clocks;
     ``side``: which side the candidates come from; ``device_memory_gib``: use at most this
     much device memory (default: the ``CUMBE_DEVICE_MEMORY_GIB`` environment variable, else
-    all that is free).  Test switches: ``eager_steal`` (1: raise the stop signal after every
-    fetch, so that publishing and stealing run on any grid; e >= 2: publish only from
-    level e - 1 down) and ``warp_arena_words`` (cap the warp arena, so that tasks run
-    block-wide); tuning: ``idle_fraction`` (the share of workers that must run out of work
-    before the busy ones publish theirs; 0: the first one).
+    all that is free); ``shard`` "i/n": only shard i of n of the first-level tasks
+    (:func:`cumbe.prepare.shard_of`; the kernel gets the shorter task list).  Test
+    switches: ``eager_steal`` (1: raise the stop signal after every fetch, so that
+    publishing and stealing run on any grid; e >= 2: publish only from level e - 1 down)
+    and ``warp_arena_words`` (cap the warp arena, so that tasks run block-wide); tuning:
+    ``idle_fraction`` (the share of workers that must run out of work before the busy ones
+    publish theirs; 0: the first one).
     """
     sim = _sim_enabled()
     label = L.graph_label(graph)  # names the graph in every error
@@ -98,9 +102,10 @@ def run(
         raise ValueError(f"threads must be a multiple of {K.WARP} between {K.WARP} and "
                          f"{K.MAX_THREADS}, not {threads}")
     cap = _memory_cap(device_memory_gib)
+    SH.parse(shard)  # a bad shard fails before the preparation
 
     t0 = time.perf_counter()
-    prep = prepare(graph, side, rs)
+    prep, shard_stats = shard_of(prepare(graph, side, rs), shard)
     needs = layout.needs(prep.task_deg, prep.task_wedges, prep.n_higher, prep.task_dv, rs)
     warps = threads // K.WARP
     stats = {
@@ -109,6 +114,7 @@ def run(
         "n_twins": prep.n_twins, "instrumented": bool(instrument), "eager_steal": int(eager_steal),
         "max_task_words": int(needs.max()) if needs.size else 0,
         "max_task_wedges": int(prep.task_wedges.max()) if needs.size else 0,
+        **shard_stats,
     }
     if prep.tasks.size == 0:
         stats.update(blocks=0, blocks_requested=int(blocks), device="simulator" if sim else "")

@@ -14,11 +14,12 @@ Everything here is O(|E|) (plus one sort by degree) and runs once per graph:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numba
 import numpy as np
 
+from mbebench import shard as SH
 from mbebench.csr import CSRGraph
 from mbebench.order import candidate_order
 from mbebench.jitcache import keyed
@@ -153,3 +154,17 @@ def prepare(graph: CSRGraph, side: str = "auto", rs: bool = True) -> Prepared:
     return Prepared(noffU, nadjU, offV, nadjV, orig, cand_left, tasks, deg[tasks].astype(np.int64),
                     wedges[order].astype(np.int64), n_higher, dv[tasks].astype(np.int64),
                     int(np.count_nonzero(deg > 0) - cand.size))
+
+
+def shard_of(prep: Prepared, shard: str) -> tuple[Prepared, dict]:
+    """The tasks of shard ``shard`` ("i/n", :mod:`mbebench.shard`), balanced by the cost
+    :func:`prepare` orders them by (wedges + degree), still in that order; and the row's
+    shard stats.  Everything else (the renumbered graph, twins) is the whole graph's: a
+    task reads all of it."""
+    i, n = SH.parse(shard)
+    costs = prep.task_wedges + prep.task_deg
+    picked = SH.select(costs, i, n)
+    sub = replace(prep, tasks=prep.tasks[picked], task_deg=prep.task_deg[picked],
+                  task_wedges=prep.task_wedges[picked], n_higher=prep.n_higher[picked],
+                  task_dv=prep.task_dv[picked])
+    return sub, SH.stats(shard, costs, picked)

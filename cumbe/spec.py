@@ -7,7 +7,7 @@ heavy (no numba): the Snakefile reads it on every start.
 
 from __future__ import annotations
 
-from mbebench.spec import EngineSpec, Param
+from mbebench.spec import SHARD, EngineSpec, Param
 
 from cumbe.variants import ABLATIONS, VARIANTS
 # candidate side: auto (larger sum of squared degrees), smaller (the paper's rule), left, right
@@ -46,5 +46,6 @@ SPEC = EngineSpec(
               doc="Cap on the device memory the run may use, in GiB (e.g. 24 for an RTX "
                   "3090's share on a larger card); null = no cap (the CUMBE_DEVICE_MEMORY_GIB "
                   "environment variable may set one); the grid shrinks to fit it."),
+        SHARD,
     ),
 )

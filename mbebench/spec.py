@@ -80,6 +80,7 @@ class Param:
     maximum: float | None = None
     multiple_of: int | None = None
     nullable: bool = False
+    pattern: str | None = None  # a string value must match this regex (JSON schema "pattern")
     # how a run id / table label shows the value: "p" -> p2 / "p=2"; a bool shows
     # ``short`` when true and nothing when false
     short: str | None = None
@@ -119,7 +120,7 @@ class Param:
         if self.choices:
             s["enum"] = [*self.choices, *([None] if self.nullable else [])]
         for key, val in (("minimum", self.minimum), ("maximum", self.maximum),
-                         ("multipleOf", self.multiple_of)):
+                         ("multipleOf", self.multiple_of), ("pattern", self.pattern)):
             if val is not None:
                 s[key] = val
         return s
@@ -150,6 +151,17 @@ class Param:
             return float(value)
         return value
 
+
+
+# The shard parameter every built-in engine takes (mbebench.shard computes the
+# partition; the engines' specs list this one Param so that its form and doc are
+# written once).  Every shard of a run must be given the same other parameters.
+SHARD = Param(
+    "shard", str, "0/1", pattern=r"^[0-9]+/[0-9]+$",
+    doc="Run only shard i of n ('i/n', 0 <= i < n) of the first-level tasks, balanced by "
+        "estimated cost; the n shards' counts and fingerprints sum to the whole run's. "
+        "'0/1' = everything.",
+)
 
 @dataclass(frozen=True)
 class EngineSpec:

@@ -144,7 +144,7 @@ def test_plan_runs_caps_parmbe_at_cores_and_builds_variants():
     parmbe = [r for r in runs.values() if r.engine == "parmbe"]
     assert [r.params["processes"] for r in parmbe] == [1, 2, 4]
     p4 = next(r for r in parmbe if r.params["processes"] == 4)
-    assert p4.threads == 4 and p4.params == {"processes": 4, "side": "smaller"}
+    assert p4.threads == 4 and p4.params == {"processes": 4, "side": "smaller", "shard": "0/1"}
     assert p4.label == "ParMBE p=4" and p4.variant is None and p4.timed
     cumbe = [r for r in runs.values() if r.engine == "cumbe"]
     assert len(cumbe) == 8
