@@ -240,7 +240,7 @@ def test_cli_by_hand_fills_and_checks_a_registered_engines_parameters(graph_file
                          text=True, env={**os.environ, **ENV})
     assert res.returncode != 0 and not out.exists()
     assert res.stderr.strip().splitlines() == [
-        "error: engine imbea: unknown parameter 'sidee' (known: side)"]
+        "error: engine imbea: unknown parameter 'sidee' (known: shard, side)"]
     res = subprocess.run([*base, "--params", '{"side": "left"}'], capture_output=True,
                          text=True, env={**os.environ, **ENV})
     assert res.returncode == 0, res.stderr
