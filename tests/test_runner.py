@@ -245,7 +245,7 @@ def test_cli_by_hand_fills_and_checks_a_registered_engines_parameters(graph_file
                          text=True, env={**os.environ, **ENV})
     assert res.returncode == 0, res.stderr
     row = json.loads(out.read_text())
-    assert row["status"] == "ok" and row["params"] == {"side": "left"}
+    assert row["status"] == "ok" and row["params"] == {"shard": "0/1", "side": "left"}
     assert (row["engine"], row["label"], row["timed"]) == ("imbea", "iMBEA", True)
 
 
