@@ -106,7 +106,7 @@ def run(
 
     t0 = time.perf_counter()
     prep, shard_stats = shard_of(prepare(graph, side, rs), shard)
-    needs = layout.needs(prep.task_deg, prep.task_wedges, prep.n_higher, prep.task_dv, rs)
+    needs = task_needs(prep, rs)
     warps = threads // K.WARP
     stats = {
         "variant": variant, "k": k, "threads": threads, "warps_per_block": warps,
@@ -209,7 +209,7 @@ def run(
     if err[0] != 0:
         raise L.LaunchError(f"{label}: cuMBE kernel reported an error: "
                             f"{K.ERRORS.get(int(err[0]), f'kernel error {int(err[0])}')}; run: "
-                            f"{context}; try: {L.hint('CUDA_ERROR_ASSERT')}")
+                            f"{context}; try: {L.FAULT_HINT}")
     L.check_ran(int(res[2]), int(tasks.size), label)
     stats.update(
         device=dev_name, blocks=int(plan.blocks), blocks_requested=blocks_req,
@@ -245,6 +245,11 @@ def run(
     return EngineResult(int(res[0]), int(fp[0]), kernel_s, compile_s, stats)
 
 
+def task_needs(prep, rs: bool) -> np.ndarray:
+    """Arena words of every first-level task of ``prep`` (what the grid is sized by)."""
+    return layout.needs(prep.task_deg, prep.task_wedges, prep.n_higher, prep.task_dv, rs)
+
+
 def _gib(x: int) -> str:
     return f"{x / 2**30:.2f}"
 
@@ -259,7 +264,7 @@ def smallest_memory_gib(graph: CSRGraph, variant: str = "cuMBE", threads: int = 
     prep = prepare(graph, side, rs)
     if prep.tasks.size == 0:
         return 0.0
-    needs = layout.needs(prep.task_deg, prep.task_wedges, prep.n_higher, prep.task_dv, rs)
+    needs = task_needs(prep, rs)
     base = B.Plan(prep.n_u, prep.n_v, int(prep.adjU.size), int(prep.tasks.size), int(k), 1,
                   int(threads) // K.WARP, 2)
     return GR.cap_for(GR.smallest_bytes(needs, base)) / 2**30

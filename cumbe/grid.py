@@ -64,13 +64,22 @@ def cap_for(need_bytes: int) -> int:
     return int(-(-(int(need_bytes) + MARGIN_BYTES) // (1 - MARGIN_FRACTION))) + 1
 
 
+def _largest_need(needs: np.ndarray) -> int:
+    """Arena words of the largest task, even (level sums are 8-byte aligned)."""
+    maxneed = int(needs.max()) if needs.size else 2
+    return maxneed + (maxneed & 1)
+
+
+def _block_arena(maxneed: int, warps: int) -> int:
+    """The even warp arena whose ``warps`` copies, joined, hold ``maxneed`` words."""
+    aw = -(-maxneed // warps)
+    return aw + (aw & 1)
+
+
 def smallest_bytes(needs: np.ndarray, base: B.Plan) -> int:
     """Device bytes of the smallest launch that runs every task: one block whose warps'
     arenas together hold the largest task (it runs block-wide)."""
-    maxneed = int(needs.max()) if needs.size else 2
-    maxneed += maxneed & 1
-    aw = -(-maxneed // base.warps)
-    aw += aw & 1
+    aw = _block_arena(_largest_need(needs), base.warps)
     return B.nbytes(replace(base, blocks=1, arena_words=aw))
 
 
@@ -84,8 +93,7 @@ def _max_arena(plan: B.Plan, budget_bytes: int) -> int:
 
 def choose(needs: np.ndarray, base: B.Plan, max_blocks: int, budget_bytes: int) -> GridChoice:
     """``needs``: arena words per task."""
-    maxneed = int(needs.max()) if needs.size else 2
-    maxneed += maxneed & 1
+    maxneed = _largest_need(needs)
     warps = base.warps
     plan = replace(base, blocks=max_blocks, arena_words=maxneed)
     if B.nbytes(plan) <= budget_bytes:
@@ -116,8 +124,7 @@ def _block_wide(needs: np.ndarray, base: B.Plan, max_blocks: int, budget_bytes: 
         return GridChoice(plan, nblock,
                           f"{nblock} tasks need more than a warp's {aw} arena words: they run "
                           f"block-wide", budget_bytes, B.nbytes(plan))
-    aw = -(-maxneed // warps)
-    aw += aw & 1
+    aw = _block_arena(maxneed, warps)
     nb = _most_blocks(base, aw, max_blocks, budget_bytes)
     if nb < 1:
         need = B.nbytes(replace(base, blocks=1, arena_words=aw))

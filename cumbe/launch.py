@@ -98,6 +98,10 @@ def grid_blocks(requested: int, max_blocks: int, threads: int, device: str) -> i
     return max_blocks if requested <= 0 else min(requested, max_blocks)
 
 
+# What a user can do about a kernel fault (the driver's sticky errors, or an error the
+# kernel reports itself).
+FAULT_HINT = ("a kernel fault is a cuMBE bug, not a property of the graph: report this line; "
+              "the CPU engines (parmbe, imbea) count the graph meanwhile")
 # What a user can do about a failed launch, by what the driver said (first match wins).
 HINTS = (
     (("COOPERATIVE_LAUNCH_TOO_LARGE", "exceeds the limit"),
@@ -105,9 +109,7 @@ HINTS = (
     (("OUT_OF_MEMORY",),
      "free the GPU (another process holds memory: nvidia-smi) or set --device-memory-gib to "
      "what is really free"),
-    (STICKY,
-     "a kernel fault is a cuMBE bug, not a property of the graph: report this line; the CPU "
-     "engines (parmbe, imbea) count the graph meanwhile"),
+    (STICKY, FAULT_HINT),
 )
 
 

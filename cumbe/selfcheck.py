@@ -43,7 +43,7 @@ def case_params(case: int, vi: int, variant: str, blocks: int, threads: int) -> 
 
 def block_arena(graph, params: dict) -> int:
     """Warp arena words that push the largest task(s) onto a whole block."""
-    from cumbe import layout
+    from cumbe.engine import task_needs
     from cumbe.prepare import prepare
     from cumbe.variants import ABLATIONS
 
@@ -51,7 +51,7 @@ def block_arena(graph, params: dict) -> int:
     prep = prepare(graph, params["side"], rs)
     if prep.tasks.size == 0:
         return 0
-    needs = layout.needs(prep.task_deg, prep.task_wedges, prep.n_higher, prep.task_dv, rs)
+    needs = task_needs(prep, rs)
     warps = params["threads"] // 32
     aw = -(-int(needs.max()) // warps)
     return aw + (aw & 1)
