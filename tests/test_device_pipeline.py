@@ -52,7 +52,7 @@ def test_the_device_config_plans_every_engine_once_per_dataset_within_the_budget
     assert sorted(runs) == sorted([
         "imbea", "parmbe-p1", "parmbe-p16",
         *[f"cumbe-{v}{s}" for v in ("cuMBE", "noRS", "noES", "noWS") for s in ("", "-instr")]])
-    assert all(r.repeats == 1 and r.timeout_s == 120 for r in runs.values() if r.timed)
+    assert all(r.repeats == 3 and r.timeout_s == 120 for r in runs.values() if r.timed)
     datasets = plan.selected_datasets(cfg)
     assert len(datasets) == 13  # the 5 the mirror lacks become 'unavailable' rows
     assert len(plan.planned_rows(datasets, runs)) == 13 * 11
