@@ -15,7 +15,7 @@ One module per step of the paper, each a ``make_*`` factory of device functions:
 :mod:`.search`      the search: candidate selection, L', maximal expansion, push
 :mod:`.maximality`  the maximality check (reverse scan; noRS: the explicit Q)
 :mod:`.stealing`    k-level work stealing: publish and steal
-:mod:`.stages`      the grid stages and the kernel itself
+:mod:`.stages`      the grid stages, the kernel itself, its progress reports
 :mod:`.sync`        barriers, clock, relaxed load; :mod:`.consts` the numbering
 ==================  ==============================================================
 
@@ -47,7 +47,7 @@ BUILD_ENV = ("CUMBE_LINEINFO", "CUMBE_NOINLINE", "CUMBE_DEBUGINFO", "CUMBE_MIN_B
 
 KERNEL_ARGS = ("offU", "adjU", "offV", "adjV", "orig", "tasks", "prm", "arena", "arena64", "ctl",
                "pool_hdr", "pool_base", "pool_n", "pool_list", "res", "res_fp", "err", "ph_out",
-               "tasks_out")
+               "tasks_out", "prog")
 
 
 def _os_env(name: str) -> bool:
@@ -69,14 +69,14 @@ def _jit_options(threads: int, cache: bool, switches: tuple) -> dict:
     return kw
 
 
-def _run_stage(cfg: Build, grp: Group):
+def _run_stage(cfg: Build, grp: Group, progress):
     """The steps of one kind of worker, composed in the paper's order."""
     ls = lists.make_lists(cfg, grp)
     fe = fetch.make_fetch(cfg, grp, ls)
     mx = maximality.make_maximality(cfg, grp)
     st = stealing.make_stealing(cfg, grp, ls, fe, mx)
     se = search.make_search(cfg, grp, ls, st, mx)
-    return stages.make_run_stage(cfg, grp, fe, st, se)
+    return stages.make_run_stage(cfg, grp, fe, st, se, progress)
 
 
 def build(rs=True, es=True, ws=True, instr=False, threads=128, cache=True):
@@ -94,8 +94,9 @@ def build(rs=True, es=True, ws=True, instr=False, threads=128, cache=True):
     inline = not SIM and not _os_env("CUMBE_NOINLINE")
     dev = cuda.jit(device=True, **({"forceinline": True} if inline else {}))
     cfg = Build(RS, ES, WS, INSTR, THREADS, dev)
-    kernel = stages.make_kernel(cfg, _run_stage(cfg, Group(WARP, wsync)),
-                                _run_stage(cfg, Group(THREADS, block_sync)))
+    progress = stages.make_progress(cfg)
+    kernel = stages.make_kernel(cfg, _run_stage(cfg, Group(WARP, wsync), progress),
+                                _run_stage(cfg, Group(THREADS, block_sync), progress), progress)
     # keyed on the package: its modules are what the kernel's closures compile in, and
     # this file holds the jit options numba's cache does not key on
     kern = keyed(cuda.jit(**_jit_options(THREADS, cache, switches))(kernel), module=__name__)

@@ -37,8 +37,13 @@ PH_IDLE = 7  # grid-sync wait
 NPH = 8
 
 # params (int64 array)
-(P_NU, P_K, P_AW, P_HALF, P_NT0, P_NT1, P_CANDLEFT, P_EAGER, P_NWK, P_IDLE) = range(10)
-NPARAMS = 10
+(P_NU, P_K, P_AW, P_HALF, P_NT0, P_NT1, P_CANDLEFT, P_EAGER, P_NWK, P_IDLE,
+ P_REPORT) = range(11)
+NPARAMS = 11
+# progress (int64 [NPROG], host-mapped, read by the host while the kernel runs): first-level
+# tasks done, their summed cost estimate (wedges + degree, as the host orders them), bicliques
+PR_TASKS, PR_COST, PR_BICLIQUES = range(3)
+NPROG = 3
 # control (int32 [2 phases, CTL_FIXED + 3 * (k + 2)]): task counter, then per stage the
 # stop flag, the publisher count and the count of workers out of work
 C_TASK = 0
@@ -61,9 +66,10 @@ MAX_THREADS = 512
  S_IDX, S_DONE, S_C0, S_C1, S_C2, S_CBW, S_R0, S_R1, S_R2) = range(30)
 S_OFF = 32  # + layout field index
 NS = S_OFF + _lay.NFIELDS + 1
-# per-group shared int64 slots
-X_R, X_BASE, X_MIN, X_NID = range(4)
-NS64 = 4
+# per-group shared int64 slots; then the group's progress: the running first-level task's
+# cost (0: a stolen piece), what its next report adds, and when that is due (clock)
+X_R, X_BASE, X_MIN, X_NID, X_COST, X_PTASK, X_PCOST, X_PBIC, X_NEXT = range(9)
+NS64 = 9
 # per-group shared uint64 slots
 U_SUML, U_SUMA, U_SUMX = range(3)
 NSU = 4

@@ -36,6 +36,7 @@ from cumbe.kernel.consts import (
     U_SUML,
     U_SUMX,
     X_BASE,
+    X_COST,
     X_MIN,
     X_NID,
     X_R,
@@ -171,6 +172,8 @@ def make_fetch(cfg, grp, lists):
         cuda.atomic.max(sh, (g, S_C2), I32(dvl))
         gsync()
         W = sh64[g, X_MIN]
+        if gl == 0:
+            sh64[g, X_COST] = W + d
         dv = I64(sh[g, S_C2])
         nhi = nu - 1 - v if RS else nu - 1
         nb = task_bound(B_NB, d, W, nhi, dv, RS)

@@ -9,6 +9,8 @@ so all blocks execute the same grid syncs."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 from numba import cuda
 
@@ -30,9 +32,13 @@ from cumbe.kernel.consts import (
     P_NT0,
     P_NT1,
     P_NWK,
+    P_REPORT,
     PH_FETCH,
     PH_IDLE,
     PH_STEAL,
+    PR_BICLIQUES,
+    PR_COST,
+    PR_TASKS,
     S_CUR,
     S_DONE,
     S_GOT,
@@ -41,6 +47,11 @@ from cumbe.kernel.consts import (
     S_PUB,
     U_SUML,
     WARP,
+    X_COST,
+    X_NEXT,
+    X_PBIC,
+    X_PCOST,
+    X_PTASK,
     ZERO64,
 )
 from cumbe.kernel.lists import combine_sides
@@ -48,7 +59,49 @@ from cumbe.kernel.sync import block_sync, bsync, clock, relaxed_load, wsync
 from cumbe.layout import F_SUM, K_LV
 
 
-def make_run_stage(cfg, grp, fetch, stealing, searching):
+def make_progress(cfg):
+    """What a worker's lane 0 reports to the host while the kernel runs (the counters of
+    cumbe.progress, in host-mapped memory)."""
+    dev = cfg.dev
+
+    @dev
+    def tally(acc, accf, sh64, g, c, f, nn):
+        """A piece's bicliques, fingerprint and nodes: into the worker's totals, and its
+        bicliques into the group's next report."""
+        acc[0] += c
+        accf[0] += f
+        acc[1] += nn
+        sh64[g, X_PBIC] += c
+
+    @dev
+    def flush(prog, sh64, g):
+        """Add what the group found since its last report to the host's counters."""
+        cuda.atomic.add(prog, PR_TASKS, sh64[g, X_PTASK])
+        cuda.atomic.add(prog, PR_COST, sh64[g, X_PCOST])
+        cuda.atomic.add(prog, PR_BICLIQUES, sh64[g, X_PBIC])
+        sh64[g, X_PTASK] = 0
+        sh64[g, X_PCOST] = 0
+        sh64[g, X_PBIC] = 0
+
+    @dev
+    def report(prm, prog, sh64, g):
+        """A piece ended.  A first-level task counts as done when its owner's part ends
+        (what it published is stolen, and thieves report their pieces' bicliques), so the
+        tasks add up to exactly the task count.  Reports wait at least P_REPORT cycles:
+        atomics on host memory cross PCIe, and workers end millions of pieces a second."""
+        cost = sh64[g, X_COST]
+        if cost > 0:
+            sh64[g, X_PTASK] += 1
+            sh64[g, X_PCOST] += cost
+        t = clock()
+        if t >= sh64[g, X_NEXT]:
+            flush(prog, sh64, g)
+            sh64[g, X_NEXT] = t + prm[P_REPORT]
+
+    return SimpleNamespace(tally=tally, flush=flush, report=report)
+
+
+def make_run_stage(cfg, grp, fetch, stealing, searching, progress):
     """One stage of one worker of kind ``grp``."""
     dev = cfg.dev
     WS = cfg.ws
@@ -59,11 +112,13 @@ def make_run_stage(cfg, grp, fetch, stealing, searching):
     steal = stealing.steal
     steal_node = stealing.steal_node
     search = searching.search
+    tally = progress.tally
+    report = progress.report
 
     @dev
     def run_stage(A, A64, prm, offU, adjU, offV, adjV, orig, tasks, ph, pb, pn, pl, ctl,
                   sh, sh64, shu, g, gl, me, phase, stage, nst, aw, nwk, task0, ntask, err,
-                  phl, acc, accf):
+                  phl, acc, accf, prog):
         """One stage of one worker: take tasks (stage 1) or stolen pieces until none
         is left; acc collects bicliques, nodes and tasks, accf the fingerprint."""
         kst = prm[P_K]
@@ -102,9 +157,9 @@ def make_run_stage(cfg, grp, fetch, stealing, searching):
                 c0 = fetch_task(A, A64, prm, offU, adjU, offV, adjV, orig, sh, sh64, shu,
                                 g, gl, v, R, aw, cand_left, err)
                 if gl == 0 and c0 > 0:
-                    acc[0] += 1
-                    accf[0] += combine_sides(A64[(R + sh[g, S_OFF + K_LV] + F_SUM) >> 1],
-                                             shu[g, U_SUML], cand_left)
+                    tally(acc, accf, sh64, g, 1,
+                          combine_sides(A64[(R + sh[g, S_OFF + K_LV] + F_SUM) >> 1],
+                                        shu[g, U_SUML], cand_left), 0)
                 if INSTR and gl % WARP == 0:
                     t = clock()
                     phl[PH_FETCH] += t - t_last
@@ -120,9 +175,8 @@ def make_run_stage(cfg, grp, fetch, stealing, searching):
                 c, f, nn = steal_node(A, A64, prm, ph, pb, sh, sh64, shu, g, gl, R, pprev,
                                       aw, adjU, offV, adjV, orig, cand_left, err)
                 if gl == 0:
-                    acc[0] += c
-                    accf[0] += f
-                    acc[1] += nn
+                    sh64[g, X_COST] = 0  # a piece of a task its owner counted
+                    tally(acc, accf, sh64, g, c, f, nn)
                 if INSTR and gl % WARP == 0:
                     t = clock()
                     phl[PH_STEAL] += t - t_last
@@ -135,16 +189,15 @@ def make_run_stage(cfg, grp, fetch, stealing, searching):
             if INSTR and gl % WARP == 0:
                 t_last = clock()
             if gl == 0:
-                acc[0] += c
-                accf[0] += f
-                acc[1] += nn
+                tally(acc, accf, sh64, g, c, f, nn)
+                report(prm, prog, sh64, g)
             if sh[g, S_PUB] != 0:
                 break
 
     return run_stage
 
 
-def make_kernel(cfg, run_stage_warp, run_stage_block):
+def make_kernel(cfg, run_stage_warp, run_stage_block, progress):
     """The kernel: the block-wide phase, then the warp phase, each in stages."""
     dev = cfg.dev
     WS = cfg.ws
@@ -152,6 +205,7 @@ def make_kernel(cfg, run_stage_warp, run_stage_block):
     THREADS = cfg.threads
     NW = THREADS // WARP
     NG = NW + 1  # shared-memory slot sets: one per warp, one for the block
+    flush = progress.flush
 
     @dev
     def grid_barrier(lane, phl):
@@ -175,7 +229,7 @@ def make_kernel(cfg, run_stage_warp, run_stage_block):
         return sh[NW, S_DONE] != 0
 
     def kernel(offU, adjU, offV, adjV, orig, tasks, prm, arena, arena64, ctl, pool_hdr,
-               pool_base, pool_n, pool_list, res, res_fp, err, ph_out, tasks_out):
+               pool_base, pool_n, pool_list, res, res_fp, err, ph_out, tasks_out, prog):
         b = cuda.blockIdx.x
         nb = cuda.gridDim.x
         tid = cuda.threadIdx.x
@@ -194,6 +248,11 @@ def make_kernel(cfg, run_stage_warp, run_stage_block):
         accf[0] = ZERO64
         for i in range(tid, NG * NS, THREADS):
             sh[i // NS, i % NS] = 0
+        if tid < NG:  # nothing to report yet, and the first report due at once
+            sh64[tid, X_PTASK] = 0
+            sh64[tid, X_PCOST] = 0
+            sh64[tid, X_PBIC] = 0
+            sh64[tid, X_NEXT] = 0
         kst = prm[P_K]
         aw = prm[P_AW]
         nwk = prm[P_NWK]
@@ -220,18 +279,20 @@ def make_kernel(cfg, run_stage_warp, run_stage_block):
                     run_stage_block(arena, arena64, prm, offU, adjU, offV, adjV, orig, tasks,
                                     pool_hdr, pool_base, pool_n, pool_list, ctl, sh, sh64, shu,
                                     NW, tid, b, 0, stage, nstp, aw * NW, nb, 0, nt0, err, phl,
-                                    acc, accf)
+                                    acc, accf, prog)
                 else:
                     run_stage_warp(arena, arena64, prm, offU, adjU, offV, adjV, orig, tasks,
                                    pool_hdr, pool_base, pool_n, pool_list, ctl, sh, sh64, shu,
                                    warp, lane, me, 1, stage, nst, aw, nwk, nt0, nt1, err, phl,
-                                   acc, accf)
+                                   acc, accf, prog)
                 bsync()
             if phase == 0:
                 if tid == 0:
                     cuda.atomic.add(res, 3, acc[2])
+                    flush(prog, sh64, NW)
                 grid_barrier(lane, phl)  # the warps reuse the blocks' arenas
         if lane == 0:
+            flush(prog, sh64, warp)
             cuda.atomic.add(res, 0, acc[0])
             cuda.atomic.add(res_fp, 0, accf[0])
             cuda.atomic.add(res, 1, acc[1])
