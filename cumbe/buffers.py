@@ -44,7 +44,8 @@ class Buffer:
     name: str
     dtype: type
     shape: Callable[[Plan], tuple]
-    role: str  # "graph" (copied from the host), "scratch", "result", "view" (of scratch)
+    role: str  # "graph" (copied from the host), "scratch", "result", "view" (of scratch),
+    #            "mapped" (pinned host memory the device writes: no device memory)
     doc: str
 
 
@@ -76,6 +77,8 @@ SPEC: tuple[Buffer, ...] = (
     Buffer("ph_out", np.int64, lambda p: (p.workers, K.NPH + 1), "result",
            "instrumented: cycles per phase and in total, per warp"),
     Buffer("tasks_out", np.int64, lambda p: (p.workers,), "result", "tasks per warp"),
+    Buffer("prog", np.int64, lambda p: (K.NPROG,), "mapped",
+           "progress (kernel.PR_*), read by the host while the kernel runs (cumbe.progress)"),
 )
 
 NAMES = tuple(b.name for b in SPEC)
@@ -85,7 +88,7 @@ ZEROED = ("ctl", "res", "res_fp", "err", "ph_out", "tasks_out")
 def nbytes(plan: Plan) -> int:
     """Device bytes of one launch (views share their buffer's memory)."""
     return int(sum(int(np.prod(b.shape(plan))) * np.dtype(b.dtype).itemsize
-                   for b in SPEC if b.role != "view"))
+                   for b in SPEC if b.role not in ("view", "mapped")))
 
 
 def bytes_per_arena_word(plan: Plan) -> int:
@@ -95,7 +98,8 @@ def bytes_per_arena_word(plan: Plan) -> int:
 
 def allocate(plan: Plan, host: dict, cuda, driver=None) -> dict:
     """Device arrays for every buffer: ``host`` gives the graph buffers' contents;
-    scratch is left uninitialised except ZEROED (the kernel initialises the rest)."""
+    scratch is left uninitialised except ZEROED and the mapped buffers (the kernel
+    initialises the rest)."""
     out = {}
     for b in SPEC:
         shape = b.shape(plan)
@@ -108,6 +112,9 @@ def allocate(plan: Plan, host: dict, cuda, driver=None) -> dict:
             out[b.name] = cuda.to_device(arr)
         elif b.role == "view":
             continue
+        elif b.role == "mapped":
+            out[b.name] = cuda.mapped_array(shape, dtype=b.dtype)
+            out[b.name][:] = 0
         elif b.name in ZEROED:
             out[b.name] = cuda.to_device(np.zeros(shape, b.dtype))
         else:

@@ -18,6 +18,7 @@ from cumbe import buffers as B
 from cumbe import grid as GR
 from cumbe import launch as L
 from cumbe import layout
+from cumbe import progress as PG
 from cumbe.prepare import prepare, shard_of
 from cumbe.variants import ABLATIONS
 from mbebench import shard as SH
@@ -103,6 +104,7 @@ def run(
                          f"{K.MAX_THREADS}, not {threads}")
     cap = _memory_cap(device_memory_gib)
     SH.parse(shard)  # a bad shard fails before the preparation
+    PG.interval_s()  # and so does a bad CUMBE_PROGRESS_S
 
     t0 = time.perf_counter()
     prep, shard_stats = shard_of(prepare(graph, side, rs), shard)
@@ -192,17 +194,22 @@ def run(
     if not 0.0 <= float(idle_fraction) < 1.0:
         raise ValueError("idle_fraction must be in [0, 1)")
     prm[K.P_IDLE] = int(round(float(idle_fraction) * 1000))
+    # device cycles between a worker's progress reports (the simulator: every piece)
+    prm[K.P_REPORT] = 0 if sim else int(PG.REPORT_S * _clock_hz(cuda))
     host = dict(offU=prep.offU, adjU=prep.adjU, offV=prep.offV, adjV=prep.adjV, orig=prep.orig,
                 tasks=tasks, prm=prm)
     arrays = B.allocate(plan, host, cuda)
     setup_s = time.perf_counter() - t0 - compile_s
+    progress = PG.Progress(arrays["prog"], tasks.size,
+                           int((prep.task_wedges + prep.task_deg).sum()), label)
     if sim:
         K.SIM_WARPS.reset()
     with warnings.catch_warnings():
         if sim:  # the simulator runs the uint64 hashes as numpy scalars, which wrap on purpose
             warnings.filterwarnings("ignore", r"overflow encountered in scalar", RuntimeWarning)
         kernel_s = L.checked_launch(kern, plan.blocks, threads, B.args(arrays), cuda=cuda,
-                                    what=label, device=dev_name, events=not sim, context=context)
+                                    what=label, device=dev_name, events=not sim, context=context,
+                                    progress=progress)
     res = arrays["res"].copy_to_host()
     fp = arrays["res_fp"].copy_to_host()
     err = arrays["err"].copy_to_host()
@@ -220,14 +227,12 @@ def run(
         arena_words_per_warp=int(plan.arena_words), block_tasks=nt0,
         kernel_s=kernel_s, compile_s=compile_s, setup_s=setup_s, prepare_s=prep_s,
         nodes=int(res[1]), tasks_run=int(res[2]), block_tasks_run=int(res[3]),
+        progress_lines=progress.lines, progress_end=progress.end(),
     )
     if instrument:
         ph = arrays["ph_out"].copy_to_host()
         tasks_w = arrays["tasks_out"].copy_to_host()
-        if sim:
-            hz = 1e9  # simulator: perf_counter_ns stands in for cycles
-        else:
-            hz = float(cuda.get_current_device().CLOCK_RATE) * 1e3  # kHz -> Hz
+        hz = 1e9 if sim else _clock_hz(cuda)  # simulator: perf_counter_ns stands in for cycles
         stats["clock_hz"] = hz
         totals = ph[:, K.NPH].astype(np.float64)
         idle = ph[:, K.PH_IDLE].astype(np.float64)
@@ -243,6 +248,10 @@ def run(
         stats["tail_idle_s"] = tail
         stats["phases_s"] = phases
     return EngineResult(int(res[0]), int(fp[0]), kernel_s, compile_s, stats)
+
+
+def _clock_hz(cuda) -> float:
+    return float(cuda.get_current_device().CLOCK_RATE) * 1e3  # kHz -> Hz
 
 
 def task_needs(prep, rs: bool) -> np.ndarray:

@@ -121,21 +121,28 @@ def hint(reason: str) -> str:
 
 
 def checked_launch(kernel, blocks: int, threads: int, args, *, cuda, what: str, device: str,
-                   events: bool = True, context: str = "") -> float:
+                   events: bool = True, context: str = "", progress=None) -> float:
     """Launch, wait for the kernel to finish, return its seconds (CUDA events, or
     host time when ``events`` is false, as in the simulator).  Any failure on the
     way is a :class:`LaunchError`: the caller has no result to read.  ``context``
-    (the run's variant, arena and memory cap) and what to try end the message."""
+    (the run's variant, arena and memory cap) and what to try end the message.
+    ``progress`` (:class:`cumbe.progress.Progress`): while the kernel runs, poll its
+    end event and print progress lines (with events only: the simulator runs the
+    kernel within the launch call)."""
     stage = "failed before launch"  # the first synchronize surfaces errors of the setup copies
     try:
         cuda.synchronize()
         stage = "launch failed"
+        if progress is not None:
+            progress.start()
         if events:
             e0, e1 = cuda.event(), cuda.event()
             e0.record()
             kernel[blocks, threads](*args)
             stage = "failed while running"  # any later call may be the one to report a fault
             e1.record()
+            if progress is not None:
+                progress.wait(e1)
             e1.synchronize()
             cuda.synchronize()
             return cuda.event_elapsed_time(e0, e1) / 1e3

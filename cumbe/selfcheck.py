@@ -199,6 +199,11 @@ def main(argv=None) -> int:
         done["runs"] += 1
         if (r.count, r.fingerprint) != ref:
             return {**current["case"], "got": [r.count, hex(r.fingerprint)]}
+        # the kernel's progress counters end at every task, all the cost, every biclique
+        pe = r.stats.get("progress_end")
+        if pe and (pe["tasks"], pe["cost"], pe["bicliques"]) != (pe["of_tasks"], pe["of_cost"],
+                                                                 r.count):
+            return {**current["case"], "got": [r.count, hex(r.fingerprint)], "progress_end": pe}
         return None
 
     # No shrinking: a simulator run takes seconds, and a search for a smaller

@@ -73,13 +73,15 @@ def sources_digest(module_name: str) -> str:
     return _digests[module_name]
 
 
-def keyed(dispatcher):
-    """Add the sources digest of the dispatcher's module to its disk-cache key."""
+def keyed(dispatcher, module: str | None = None):
+    """Add the sources digest of the dispatcher's module to its disk-cache key.  ``module``:
+    digest that module instead, for a kernel that a factory in one module makes from
+    device functions made in others (:func:`cumbe.kernel.build` names its package)."""
     cache = getattr(dispatcher, "_cache", None)
     index_key = getattr(cache, "_index_key", None)
     if index_key is None:  # no disk cache (cache=False, the CUDA simulator)
         return dispatcher
-    module_name = dispatcher.py_func.__module__
+    module_name = module or dispatcher.py_func.__module__
 
     def _index_key(sig, codegen):
         return (*index_key(sig, codegen), sources_digest(module_name))

@@ -52,7 +52,7 @@ for gi, (l, r) in enumerate(graphs):
                             got=[res.count, res.fingerprint], block_tasks=res.stats["block_tasks"],
                             tasks_run=res.stats["tasks_run"], n_tasks=res.stats["n_tasks"],
                             block_tasks_run=res.stats["block_tasks_run"],
-                            blocks=res.stats["blocks"]))
+                            blocks=res.stats["blocks"], progress=res.stats["progress_end"]))
     # below the smallest memory: a clear refusal naming the graph and what to try
     try:
         E.run(g, variant="cuMBE", threads=64, side="left", k=3,
@@ -101,6 +101,18 @@ def test_the_stealing_paths_really_steal(runs):
     assert any(r["block_tasks_run"] > r["block_tasks"] for r in _paths(runs, "block-wide-steal"))
     for r in _paths(runs, "block-wide"):  # without the test switch: no piece is published
         assert r["block_tasks_run"] >= r["block_tasks"], r
+
+
+@pytest.mark.cudasim
+def test_the_progress_counters_end_at_every_task_and_biclique(runs):
+    # a task counts once, when its owner's part ends (stolen or not), and every biclique
+    # once, by whoever found it: at the kernel's end the counters are the whole run
+    for name in ("block-wide", "block-wide-steal", "warp-steal", "smallest"):
+        for r in _paths(runs, name):
+            p = r["progress"]
+            assert (p["tasks"], p["cost"], p["bicliques"]) == (r["n_tasks"], p["of_cost"],
+                                                               r["got"][0]), r
+            assert p["of_tasks"] == r["n_tasks"] and p["of_cost"] > 0, r
 
 
 @pytest.mark.cudasim

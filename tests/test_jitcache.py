@@ -84,7 +84,7 @@ def test_every_engine_kernel_is_keyed_on_the_modules_it_compiles_in():
     assert "mbebench.order" in jitcache.modules_compiled_in("cumbe.prepare")
     # every disk-cached function of a module that can compile in another goes through
     # jitcache.keyed (benchmarks/parmbe_probe.py imports nothing of ours)
-    for path in [*REPO.glob("baselines/*.py"), *REPO.glob("cumbe/*.py"),
+    for path in [*REPO.glob("baselines/*.py"), *REPO.glob("cumbe/**/*.py"),
                  *REPO.glob("mbebench/*.py"), *REPO.glob("benchmarks/*.py")]:
         text = path.read_text()
         if path.name == "jitcache.py" or not re.search(r"^from (mbebench|baselines|cumbe)", text,
@@ -96,12 +96,44 @@ def test_every_engine_kernel_is_keyed_on_the_modules_it_compiles_in():
                 assert lines[i - 1].strip() == "@keyed", f"{path.name}:{i + 1}"
 
 
-def test_the_cumbe_kernel_cache_key_carries_the_sources_digest():
+def _cumbe_key():
     # cuMBE caches only on a GPU; its key is computed without one
     from cumbe import kernel
 
     if kernel.SIM:
         pytest.skip("the CUDA simulator has no disk cache")
     kern = kernel.build(threads=64, cache=True)
-    key = kern._cache._index_key((), type("C", (), {"magic_tuple": lambda self: ("x",)})())
-    assert key[-1] == jitcache.sources_digest("cumbe.kernel")
+    return lambda: kern._cache._index_key((), type("C", (), {"magic_tuple": lambda self: ("x",)})())
+
+
+def test_the_cumbe_kernel_cache_key_carries_the_sources_digest():
+    assert _cumbe_key()()[-1] == jitcache.sources_digest("cumbe.kernel")
+
+
+def test_an_edit_to_any_cumbe_kernel_module_changes_its_cache_key(tmp_path, monkeypatch):
+    # The kernel is made by factories in the modules of the cumbe.kernel package (and the
+    # jit options in its __init__): an edit to any of them must be a cache miss.  The
+    # digest reads a copy of the sources here, which the test edits one file at a time.
+    key = _cumbe_key()
+    work = _copy(tmp_path)
+    real = jitcache._repo_file
+
+    def copied(name):
+        path = real(name)
+        return None if path is None else work / path.relative_to(REPO)
+
+    monkeypatch.setattr(jitcache, "ROOT", work)
+    monkeypatch.setattr(jitcache, "_repo_file", copied)
+    monkeypatch.setattr(jitcache, "_digests", {})
+    before = key()
+    files = sorted((work / "cumbe" / "kernel").glob("*.py"))
+    assert {f.stem for f in files} >= {"__init__", "fetch", "search", "stealing", "maximality",
+                                       "stages", "sync", "consts", "lists"}
+    for f in [*files, work / "cumbe" / "layout.py", work / "mbebench" / "fingerprint.py"]:
+        text = f.read_text()
+        f.write_text(text + "\n# edited\n")
+        jitcache._digests.clear()
+        assert key() != before, f"an edit to {f.relative_to(work)} keeps the cuMBE cache key"
+        f.write_text(text)
+        jitcache._digests.clear()
+        assert key() == before

@@ -1,0 +1,104 @@
+"""The cuMBE kernel (Numba CUDA): one cooperative kernel, one source for every variant.
+
+Notation (paper §II): candidates P, R and the processed set Q are vertices of the
+*candidate side* U; L is a subset of the other side V.  The host renumbers U by rank =
+(degree, id) (:mod:`cumbe.prepare`).  A first-level task is the subtree of one candidate
+``v``; its *worker* is a warp (most tasks are small) or, for the few tasks whose data does
+not fit a warp's arena, the whole thread block (run first).  Memory and time follow the
+task, never |U| or |V| (:mod:`cumbe.layout`).
+
+One module per step of the paper, each a ``make_*`` factory of device functions:
+
+==================  ==============================================================
+:mod:`.fetch`       subtree fetching: a task's local subgraph in its worker's arena
+:mod:`.lists`       compact arrays and the lookup table: nested list prefixes, L'
+:mod:`.search`      the search: candidate selection, L', maximal expansion, push
+:mod:`.maximality`  the maximality check (reverse scan; noRS: the explicit Q)
+:mod:`.stealing`    k-level work stealing: publish and steal
+:mod:`.stages`      the grid stages, the kernel itself, its progress reports
+:mod:`.sync`        barriers, clock, relaxed load; :mod:`.consts` the numbering
+==================  ==============================================================
+
+Variants are compile-time switches (:func:`build`): RS (closure check; noRS scans Q), ES
+(early-stop selection with cached keys; noES recounts every candidate from its full list
+at every selection), WS (stealing), INSTR (clock64 timers).  Factories take them as
+closure constants, so numba compiles a switched-off branch out; every group step is made
+twice, for a warp and for a block.
+"""
+
+from __future__ import annotations
+
+import os
+
+from numba import cuda
+
+from cumbe.kernel import fetch, lists, maximality, search, stages, stealing
+from cumbe.kernel.consts import *
+from cumbe.kernel.consts import MAX_THREADS, WARP, Build, Group
+from cumbe.kernel.sync import SIM, SIM_WARPS, _block_sync_impl, block_sync, wsync  # noqa: F401  (tests and tools reach them here)
+from mbebench.jitcache import keyed
+
+_CACHE: dict = {}
+
+# Switches that change the compiled code but not the algorithm (debugging, register bounds).
+# numba's disk cache does not key on jit options, so a build under any of them skips it:
+# otherwise a lineinfo or debug run is served the plain build compiled before it.
+BUILD_ENV = ("CUMBE_LINEINFO", "CUMBE_NOINLINE", "CUMBE_DEBUGINFO", "CUMBE_MIN_BLOCKS")
+
+KERNEL_ARGS = ("offU", "adjU", "offV", "adjV", "orig", "tasks", "prm", "arena", "arena64", "ctl",
+               "pool_hdr", "pool_base", "pool_n", "pool_list", "res", "res_fp", "err", "ph_out",
+               "tasks_out", "prog")
+
+
+def _os_env(name: str) -> bool:
+    return os.environ.get(name, "") not in ("", "0")
+
+
+def _jit_options(threads: int, cache: bool, switches: tuple) -> dict:
+    if SIM:
+        return {}
+    kw = {"cache": bool(cache) and not any(switches),
+          "launch_bounds": (threads, int(os.environ.get("CUMBE_MIN_BLOCKS", "0"))
+                            or max(1, 1024 // threads))}
+    if _os_env("CUMBE_LINEINFO"):
+        kw["lineinfo"] = True
+    if _os_env("CUMBE_DEBUGINFO"):
+        # full debug info, unoptimised: compute-sanitizer then names the source line of
+        # an inlined device function, which lineinfo attributes to the kernel's call
+        kw.update(debug=True, opt=False)
+    return kw
+
+
+def _run_stage(cfg: Build, grp: Group, progress):
+    """The steps of one kind of worker, composed in the paper's order."""
+    ls = lists.make_lists(cfg, grp)
+    fe = fetch.make_fetch(cfg, grp, ls)
+    mx = maximality.make_maximality(cfg, grp)
+    st = stealing.make_stealing(cfg, grp, ls, fe, mx)
+    se = search.make_search(cfg, grp, ls, st, mx)
+    return stages.make_run_stage(cfg, grp, fe, st, se, progress)
+
+
+def build(rs=True, es=True, ws=True, instr=False, threads=128, cache=True):
+    """The kernel for one variant and block size (memoised)."""
+    switches = tuple(_os_env(n) for n in BUILD_ENV)
+    # ``cache`` is part of the key: a build without the disk cache must not be served to a
+    # caller that asked for one (or the other way round)
+    key = (bool(rs), bool(es), bool(ws), bool(instr), int(threads), switches, bool(cache))
+    if key in _CACHE:
+        return _CACHE[key]
+    RS, ES, WS, INSTR, THREADS, _, _ = key
+    if THREADS % WARP or not WARP <= THREADS <= MAX_THREADS:
+        raise ValueError(f"threads must be a multiple of {WARP} in {WARP}..{MAX_THREADS}")
+    # (CUMBE_NOINLINE=1: debugging only, so that compute-sanitizer names device functions)
+    inline = not SIM and not _os_env("CUMBE_NOINLINE")
+    dev = cuda.jit(device=True, **({"forceinline": True} if inline else {}))
+    cfg = Build(RS, ES, WS, INSTR, THREADS, dev)
+    progress = stages.make_progress(cfg)
+    kernel = stages.make_kernel(cfg, _run_stage(cfg, Group(WARP, wsync), progress),
+                                _run_stage(cfg, Group(THREADS, block_sync), progress), progress)
+    # keyed on the package: its modules are what the kernel's closures compile in, and
+    # this file holds the jit options numba's cache does not key on
+    kern = keyed(cuda.jit(**_jit_options(THREADS, cache, switches))(kernel), module=__name__)
+    _CACHE[key] = kern
+    return kern

@@ -1,0 +1,310 @@
+"""Subtree fetching (paper §III-C): a worker builds a first-level task's local subgraph
+in its own arena.
+
+Task v: L = N(v) with local ids 0..d-1, and one slot per 2-hop vertex u of higher rank
+(every 2-hop vertex for noRS) holding N(u) ∩ N(v) in local ids: ParMBE's subproblem of
+v.  One pass over v's wedges (a contiguous run of each neighbour's list: lists are sorted
+by rank) counts them into an open-addressing hash, one places the lists.  Everything is
+bounded by the task's wedge count W (:mod:`cumbe.layout`), never by |U| or |V|."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from numba import cuda
+
+from cumbe import layout as _lay
+from cumbe.kernel.consts import (
+    ERR_ARENA,
+    I32,
+    I64,
+    P_NU,
+    S_C0,
+    S_C1,
+    S_C2,
+    S_CAPH,
+    S_CBW,
+    S_D,
+    S_DEPTH,
+    S_LVL,
+    S_N,
+    S_NB,
+    S_OFF,
+    S_QCAP,
+    S_TB,
+    U64,
+    U_SUML,
+    U_SUMX,
+    X_BASE,
+    X_COST,
+    X_MIN,
+    X_NID,
+    X_R,
+    ZERO64,
+)
+from cumbe.layout import (
+    B_CAPH,
+    B_CB,
+    B_DEPTH,
+    B_NB,
+    B_QCAP,
+    B_TB,
+    F_KL,
+    F_LASTMIN,
+    F_LSLOT,
+    F_NID,
+    F_NX,
+    F_PC,
+    F_QE,
+    F_QS,
+    F_SUM,
+    F_X,
+    K_DL,
+    K_HC,
+    K_HK,
+    K_KEY,
+    K_LST,
+    K_LV,
+    K_PARR,
+    K_PRE,
+    K_Q,
+    K_SG,
+    K_SL,
+    K_SO,
+    K_ST,
+    K_TAG,
+    NFIELDS,
+)
+
+_ly = _lay.compile_with(cuda.jit(device=True))
+field_offset = _ly.field_offset
+task_bound = _ly.task_bound
+
+
+def make_fetch(cfg, grp, lists):
+    """Subtree fetching for the switches ``cfg`` and the worker kind ``grp``."""
+    dev = cfg.dev
+    RS = cfg.rs
+    G = grp.size
+    gsync = grp.sync
+    elem_u = lists.elem_u
+    elem_v = lists.elem_v
+
+    @dev
+    def lower_bound(adj, lo, hi, key):
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            if adj[mid] <= key:
+                lo = mid + 1
+            else:
+                hi = mid
+        return lo
+
+    @dev
+    def hslot(u, mask):
+        return I64((U64(u) * U64(0x9E3779B97F4A7C15)) >> U64(33)) & mask
+
+    @dev
+    def wedge_run(adjU, offV, adjV, base, j, v):
+        """The run of N(y_j) that v's task takes slots from: (length, start within
+        N(y_j)).  RS: the vertices of higher rank (one contiguous run, lists are
+        sorted by rank); noRS: the whole list (v itself is skipped when read)."""
+        y = adjU[base + j]
+        lo = offV[y]
+        hi = offV[y + 1]
+        if RS:
+            s = lower_bound(adjV, lo, hi, v)
+            return hi - s, s - lo
+        return hi - lo, I64(0)
+
+    @dev
+    def wedge_at(A, R, oPRE, oST, adjU, offV, adjV, base, j, t):
+        """Wedge t's 2-hop vertex, and the run j it lies in: a lane walks its wedges in
+        order, so j, the run of the previous one, only moves forward."""
+        while A[R + oPRE + j + 1] <= t:
+            j += 1
+        y = adjU[base + j]
+        return j, adjV[offV[y] + A[R + oST + j] + (t - A[R + oPRE + j])]
+
+    @dev
+    def offsets_to_shared(sh, g, gl, d, nb, tb, depth, caph, qcap, cb):
+        if gl == 0:
+            sh[g, S_D] = d
+            sh[g, S_NB] = nb
+            sh[g, S_TB] = tb
+            sh[g, S_DEPTH] = depth
+            sh[g, S_CAPH] = caph
+            sh[g, S_QCAP] = qcap
+            sh[g, S_CBW] = cb
+            for f in range(NFIELDS):
+                sh[g, S_OFF + f] = field_offset(f, d, nb, tb, depth, caph, qcap, cb)
+
+    @dev
+    def fetch_task(A, A64, prm, offU, adjU, offV, adjV, orig, sh, sh64, shu, g, gl, v,
+                   R, aw, cand_left, err):
+        """Build task v's local subgraph in the arena at R (the paper's subtree
+        fetching): slots for the 2-hop vertices of higher rank (all of them for
+        noRS) with their lists N(u) ∩ N(v), and the root level.  Returns the
+        number of bicliques it reports itself (the root biclique: 1)."""
+        base = offU[v]
+        d = I32(offU[v + 1] - base)
+        if gl == 0:
+            sh64[g, X_MIN] = 0  # wedge count W
+            sh[g, S_N] = 0
+            sh[g, S_C0] = 0
+            sh[g, S_C1] = 0
+            sh[g, S_C2] = 0  # longest neighbour list
+            shu[g, U_SUMX] = ZERO64
+            shu[g, U_SUML] = ZERO64
+            sh64[g, X_R] = R
+            sh64[g, X_BASE] = base
+        gsync()
+        nu = prm[P_NU]
+        w = I64(0)
+        dvl = I64(0)
+        for j in range(gl, d, G):
+            c, s0 = wedge_run(adjU, offV, adjV, base, j, v)
+            w += c
+            y = adjU[base + j]
+            if offV[y + 1] - offV[y] > dvl:
+                dvl = offV[y + 1] - offV[y]
+        cuda.atomic.add(sh64, (g, X_MIN), w)
+        cuda.atomic.max(sh, (g, S_C2), I32(dvl))
+        gsync()
+        W = sh64[g, X_MIN]
+        if gl == 0:
+            sh64[g, X_COST] = W + d
+        dv = I64(sh[g, S_C2])
+        nhi = nu - 1 - v if RS else nu - 1
+        nb = task_bound(B_NB, d, W, nhi, dv, RS)
+        tb = task_bound(B_TB, d, W, nhi, dv, RS)
+        depth = task_bound(B_DEPTH, d, W, nhi, dv, RS)
+        caph = task_bound(B_CAPH, d, W, nhi, dv, RS)
+        qcap = task_bound(B_QCAP, d, W, nhi, dv, RS)
+        cb = task_bound(B_CB, d, W, nhi, dv, RS)
+        offsets_to_shared(sh, g, gl, d, nb, tb, depth, caph, qcap, cb)
+        gsync()
+        if sh[g, S_OFF + NFIELDS - 1] > aw:
+            # cannot happen: the host sized the arenas by the same layout
+            if gl == 0:
+                err[0] = ERR_ARENA
+            return 0
+        oHK = sh[g, S_OFF + K_HK]
+        oHC = sh[g, S_OFF + K_HC]
+        oPRE = sh[g, S_OFF + K_PRE]
+        oST = sh[g, S_OFF + K_ST]
+        oSG = sh[g, S_OFF + K_SG]
+        oSO = sh[g, S_OFF + K_SO]
+        oSL = sh[g, S_OFF + K_SL]
+        oKEY = sh[g, S_OFF + K_KEY]
+        oTAG = sh[g, S_OFF + K_TAG]
+        oLST = sh[g, S_OFF + K_LST]
+        for j in range(gl, d, G):
+            c, s0 = wedge_run(adjU, offV, adjV, base, j, v)
+            A[R + oPRE + j] = I32(c)
+            A[R + oST + j] = I32(s0)
+        for h in range(gl, caph, G):
+            A[R + oHK + h] = -1
+            A[R + oHC + h] = 0
+        gsync()
+        # exclusive prefix sums of the runs (lane 0: d is one vertex's degree)
+        if gl == 0:
+            acc = I32(0)
+            for j in range(d):
+                c = A[R + oPRE + j]
+                A[R + oPRE + j] = acc
+                acc += c
+            A[R + oPRE + d] = acc
+        gsync()
+        mask = I64(caph - 1)
+        # pass 1: count |N(u) ∩ N(v)| per 2-hop vertex (hash insert)
+        j = I32(0)
+        for t in range(gl, W, G):
+            j, u = wedge_at(A, R, oPRE, oST, adjU, offV, adjV, base, j, t)
+            if (not RS) and u == v:
+                continue
+            h = hslot(u, mask)
+            while True:
+                old = cuda.atomic.cas(A, R + oHK + h, I32(-1), I32(u))
+                if old == -1 or old == u:
+                    cuda.atomic.add(A, R + oHC + h, 1)
+                    break
+                h = (h + 1) & mask
+        gsync()
+        # pass 2: one slot per vertex; containing N(v) -> X0 (absorbed at the root)
+        sx = ZERO64
+        for h in range(gl, caph, G):
+            u = A[R + oHK + h]
+            if u >= 0:
+                c = A[R + oHC + h]
+                if c == d and u > v:
+                    sx += elem_u(orig[u], cand_left)
+                    cuda.atomic.add(sh, (g, S_C0), 1)
+                    A[R + oHC + h] = -1
+                else:
+                    s = cuda.atomic.add(sh, (g, S_N), 1)
+                    A[R + oSG + s] = u
+                    A[R + oSO + s] = cuda.atomic.add(sh, (g, S_C1), c)
+                    A[R + oSL + s] = c
+                    A[R + oKEY + s] = 0  # fill cursor for pass 3
+                    A[R + oHC + h] = s
+        cuda.atomic.add(shu, (g, U_SUMX), sx)
+        gsync()
+        n = sh[g, S_N]
+        # pass 3: the lists (local ids), each in arbitrary order
+        j = I32(0)
+        for t in range(gl, W, G):
+            j, u = wedge_at(A, R, oPRE, oST, adjU, offV, adjV, base, j, t)
+            if (not RS) and u == v:
+                continue
+            h = hslot(u, mask)
+            while A[R + oHK + h] != u:
+                h = (h + 1) & mask
+            s = A[R + oHC + h]
+            if s >= 0:
+                p = cuda.atomic.add(A, R + oKEY + s, 1)
+                A[R + oLST + A[R + oSO + s] + p] = j
+        gsync()
+        # the search view (overwrites the hash): P = every slot of higher rank
+        oPARR = sh[g, S_OFF + K_PARR]
+        oDL = sh[g, S_OFF + K_DL]
+        oLV = sh[g, S_OFF + K_LV]
+        oQ = sh[g, S_OFF + K_Q]
+        sl = ZERO64
+        for jj in range(gl, d, G):
+            A[R + oDL + jj] = 0
+            sl += elem_v(adjU[base + jj], cand_left)
+        cuda.atomic.add(shu, (g, U_SUML), sl)
+        if gl == 0:
+            sh[g, S_C1] = 0  # P slots
+            sh[g, S_C2] = 0  # Q slots (noRS)
+        gsync()
+        for s in range(gl, n, G):
+            A[R + oKEY + s] = A[R + oSL + s]
+            A[R + oTAG + s] = 1
+            if RS or A[R + oSG + s] > v:
+                p = cuda.atomic.add(sh, (g, S_C1), 1)
+                A[R + oPARR + p] = s
+            else:
+                p = cuda.atomic.add(sh, (g, S_C2), 1)
+                A[R + oQ + p] = s
+        gsync()
+        if gl == 0:
+            lv = R + oLV
+            A[lv + F_PC] = sh[g, S_C1]
+            A[lv + F_KL] = d
+            A[lv + F_LSLOT] = -1
+            A[lv + F_LASTMIN] = 1
+            A[lv + F_NID] = 1
+            A[lv + F_NX] = 1 + sh[g, S_C0]
+            A[lv + F_X] = -1
+            A[lv + F_QS] = 0
+            A[lv + F_QE] = sh[g, S_C2]
+            A64[(lv + F_SUM) >> 1] = shu[g, U_SUMX] + elem_u(orig[v], cand_left)
+            sh64[g, X_NID] = 1
+            sh[g, S_LVL] = 0
+            sh[g, S_C0] = 0
+        gsync()
+        return 1
+
+    return SimpleNamespace(offsets_to_shared=offsets_to_shared, fetch_task=fetch_task)

@@ -1,0 +1,133 @@
+"""Compact arrays and the lookup table (paper §III-B, §III-E), over a task's local ids.
+
+L at level l is a prefix of the list of the vertex chosen one level up; membership is
+the lookup table ``DL[j] >= l`` (the deepest level whose L holds j).  Every slot's list
+keeps nested prefixes, ``LST[u][0:key_l(u)] = N(u) ∩ L_l``, so a node scans only what
+is left of a list, and a child only permutes inside its parent's prefix (``compact``)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from numba import cuda
+
+from cumbe.kernel.consts import S_C0, S_C1, S_C2, S_OFF, U_SUML, ZERO64
+from cumbe.layout import K_AUX, K_AUX2, K_KEY, K_PARR, K_TAG
+from mbebench import fingerprint as _fpmod
+
+_fp = _fpmod.compile_with(cuda.jit(device=True))
+left_elem = _fp.left_elem
+right_elem = _fp.right_elem
+combine_sides = _fp.combine_sides
+
+
+def make_lists(cfg, grp):
+    """The list steps for the switches ``cfg`` and the worker kind ``grp``."""
+    dev = cfg.dev
+    G = grp.size
+    gsync = grp.sync
+
+    @dev
+    def elem_u(u, cand_left):
+        if cand_left:
+            return left_elem(u)
+        return right_elem(u)
+
+    @dev
+    def elem_v(y, cand_left):
+        if cand_left:
+            return right_elem(y)
+        return left_elem(y)
+
+    @dev
+    def level_key(A, R, u, lvl, nid, oKEY, oTAG, oSO, oSL, oLST, oDL, write):
+        """key_l(u) = |N(u) ∩ L_l| (the length of u's level-l list prefix).  A key cached
+        by a deeper node of this level's subtree is a prefix of the level's: scan
+        forward from it while the entries lie in L_l."""
+        if A[R + oTAG + u] == nid:
+            return A[R + oKEY + u]
+        k = A[R + oKEY + u]
+        o = R + oLST + A[R + oSO + u]
+        end = A[R + oSL + u]
+        while k < end and A[R + oDL + A[o + k]] >= lvl:
+            k += 1
+        if write:
+            A[R + oKEY + u] = k
+            A[R + oTAG + u] = nid
+        return k
+
+    @dev
+    def partition_list(A, R, u, k, lvl, oSO, oLST, oDL):
+        """Move the entries of u's prefix [0:k] that lie in L' (DL >= lvl) to its front;
+        returns how many (|N(u) ∩ L'|).  In place: the nesting of prefixes survives."""
+        o = R + oLST + A[R + oSO + u]
+        a = 0
+        b = k
+        while a < b:
+            j = A[o + a]
+            if A[R + oDL + j] >= lvl:
+                a += 1
+            else:
+                b -= 1
+                t = A[o + b]
+                A[o + b] = j
+                A[o + a] = t
+        return a
+
+    # R and oDL are passed apart, not as one base R + oDL: the address arithmetic of the
+    # loops these replaced, which keeps the kernel's SASS byte for byte (a precomputed base
+    # moved the register allocation of the whole kernel and added spills).
+    @dev
+    def stamp(A, R, oDL, o, gl, k, lvl):
+        """DL[j] = lvl for the k entries j of the list at A[o], the group's lanes strided."""
+        for e in range(gl, k, G):
+            A[R + oDL + A[o + e]] = lvl
+
+    @dev
+    def stamp_lprime(A, shu, g, gl, R, oDL, o, k, lvl, adjU, base, cand_left):
+        """Stamp the list at A[o:o+k] as L' (level lvl) and add its element hashes to the
+        group's L sum."""
+        s = ZERO64
+        for e in range(gl, k, G):
+            j = A[o + e]
+            A[R + oDL + j] = lvl
+            s += elem_v(adjU[base + j], cand_left)
+        cuda.atomic.add(shu, (g, U_SUML), s)
+
+    @dev
+    def compact(A, sh, g, gl, R, npc, np_, ntw, kl, push, nid2):
+        """Reorder the live candidates [0:npc): P' first when a child is pushed (their
+        counts become the child's cached keys), twins last (they leave P: positions
+        >= the new pc hold tried vertices)."""
+        oPARR = sh[g, S_OFF + K_PARR]
+        oAUX = sh[g, S_OFF + K_AUX]
+        oAUX2 = sh[g, S_OFF + K_AUX2]
+        oKEY = sh[g, S_OFF + K_KEY]
+        oTAG = sh[g, S_OFF + K_TAG]
+        if gl == 0:
+            sh[g, S_C0] = 0
+            sh[g, S_C1] = 0
+            sh[g, S_C2] = 0
+        gsync()
+        nfront = np_ if push else 0
+        nmid = npc - ntw - nfront
+        for i in range(gl, npc, G):
+            c = A[R + oAUX + i]
+            u = A[R + oPARR + i]
+            if c < 0:
+                p = nfront + nmid + cuda.atomic.add(sh, (g, S_C2), 1)
+            elif push and c > 0 and c < kl:
+                p = cuda.atomic.add(sh, (g, S_C0), 1)
+                A[R + oKEY + u] = c
+                A[R + oTAG + u] = nid2
+            else:
+                p = nfront + cuda.atomic.add(sh, (g, S_C1), 1)
+            A[R + oAUX2 + p] = u
+        gsync()
+        for i in range(gl, npc, G):
+            A[R + oPARR + i] = A[R + oAUX2 + i]
+        gsync()
+
+    return SimpleNamespace(elem_u=elem_u, elem_v=elem_v, level_key=level_key,
+                           partition_list=partition_list, stamp=stamp, stamp_lprime=stamp_lprime,
+                           compact=compact)

@@ -1,0 +1,178 @@
+"""The maximality check (paper §III-E, reverse scanning).
+
+The vertices containing L' are the intersection of the V-side lists of L'; L' is maximal
+iff that intersection holds only R'.  The check starts from the shortest list and
+intersects one list at a time, stopping once the intersection is down to |R'| (ParMBE's
+closure test: usually after a few lists).  Lower-ranked vertices and candidates tried
+earlier show up there, so no Q is kept.  noRS keeps Q explicitly and scans it at every
+node, as the paper's baseline does."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from numba import cuda
+
+from cumbe.kernel.consts import (
+    ERR_QCAP,
+    I32,
+    I64,
+    S_C0,
+    S_C1,
+    S_CBW,
+    S_NONMAX,
+    S_NQ,
+    S_OFF,
+    S_QCAP,
+    S_R0,
+    S_R1,
+    S_R2,
+    S_SURV,
+)
+from cumbe.layout import F_QE, K_CB, K_DL, K_LST, K_Q, K_SL, K_SO
+
+
+def make_maximality(cfg, grp):
+    """The maximality checks for the switches ``cfg`` and the worker kind ``grp``."""
+    dev = cfg.dev
+    G = grp.size
+    gsync = grp.sync
+
+    @dev
+    def bsearch(adj, lo, hi, key):
+        """Is key in the sorted segment adj[lo:hi]?"""
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            a = adj[mid]
+            if a < key:
+                lo = mid + 1
+            elif a > key:
+                hi = mid
+            else:
+                return True
+        return False
+
+    @dev
+    def check_maximality(A, adjU, offV, adjV, sh, g, gl, R, base, o, kl, target):
+        """Reverse scan: the vertices containing L' (local ids at A[o:o+kl]) are the
+        intersection of the V-side lists of L'.  Start from the shortest list and
+        intersect one list at a time; L' is maximal iff the running intersection comes
+        down to |R'| (= target) vertices, which it holds in any case (ParMBE's closure
+        test: it usually stops after a few lists).  Sets S_NONMAX."""
+        oCB = R + sh[g, S_OFF + K_CB]
+        half = (sh[g, S_CBW] - 2) // 2
+        if gl == 0:
+            sh[g, S_SURV] = 0
+            sh[g, S_C0] = 0x7FFFFFFF
+            sh[g, S_C1] = 0
+            sh[g, S_R0] = 0
+            sh[g, S_R1] = 0
+            sh[g, S_R2] = 0
+        gsync()
+        best = I64(0x7FFFFFFFFFFFFFFF)
+        for e in range(gl, kl, G):
+            y = adjU[base + A[o + e]]
+            dy = offV[y + 1] - offV[y]
+            if dy < best:
+                best = dy
+        cuda.atomic.min(sh, (g, S_C0), I32(best) if best < 0x7FFFFFFF else I32(0x7FFFFFFE))
+        gsync()
+        dmin = sh[g, S_C0]
+        if dmin <= target:
+            return
+        for e in range(gl, kl, G):
+            y = adjU[base + A[o + e]]
+            if offV[y + 1] - offV[y] == dmin:
+                cuda.atomic.max(sh, (g, S_C1), I32(e + 1))
+        gsync()
+        estar = sh[g, S_C1] - 1
+        ys = adjU[base + A[o + estar]]
+        lo0 = offV[ys]
+        if dmin <= half:
+            for t in range(gl, dmin, G):
+                A[oCB + t] = adjV[lo0 + t]
+            gsync()
+            m = dmin
+            cur = 0
+            step = 0
+            for e in range(kl):
+                if e == estar:
+                    continue
+                # three rotating counters: one barrier per list
+                cslot = S_R0 + step % 3
+                if gl == 0:
+                    sh[g, S_R0 + (step + 1) % 3] = 0
+                y = adjU[base + A[o + e]]
+                lo = offV[y]
+                hi = offV[y + 1]
+                src = oCB + cur * half
+                dst = oCB + (1 - cur) * half
+                for t in range(gl, m, G):
+                    u = A[src + t]
+                    if bsearch(adjV, lo, hi, u):
+                        A[dst + cuda.atomic.add(sh, (g, cslot), 1)] = u
+                gsync()
+                m = sh[g, cslot]
+                cur = 1 - cur
+                step += 1
+                if m <= target:
+                    break
+            if gl == 0 and m > target:
+                sh[g, S_NONMAX] = 1
+            return
+        # every list of L' is longer than the buffer: test each vertex of the shortest
+        # against all the others
+        for t in range(gl, dmin, G):
+            if sh[g, S_SURV] > target:
+                break
+            u = adjV[lo0 + t]
+            ok = True
+            for e in range(kl):
+                if e != estar:
+                    y = adjU[base + A[o + e]]
+                    if not bsearch(adjV, offV[y], offV[y + 1], u):
+                        ok = False
+                        break
+            if ok:
+                cuda.atomic.add(sh, (g, S_SURV), 1)
+        gsync()
+        if gl == 0 and sh[g, S_SURV] > target:
+            sh[g, S_NONMAX] = 1
+
+    @dev
+    def check_q(A, sh, g, gl, R, l, kl, qs, qe, ntw, err):
+        """noRS: scan Q directly; a member containing L' makes it non-maximal, members
+        meeting L' form Q' (written after room for this node's twins)."""
+        oSO = sh[g, S_OFF + K_SO]
+        oSL = sh[g, S_OFF + K_SL]
+        oLST = sh[g, S_OFF + K_LST]
+        oDL = sh[g, S_OFF + K_DL]
+        oQ = sh[g, S_OFF + K_Q]
+        qcap = sh[g, S_QCAP]
+        for i in range(qs + gl, qe, G):
+            q = A[R + oQ + i]
+            o = R + oLST + A[R + oSO + q]
+            c = I32(0)
+            for e in range(A[R + oSL + q]):
+                if A[R + oDL + A[o + e]] >= l + 1:
+                    c += 1
+            if c == kl:
+                sh[g, S_NONMAX] = 1
+            elif c > 0:
+                p = cuda.atomic.add(sh, (g, S_NQ), 1)
+                if qe + ntw + p < qcap:
+                    A[R + oQ + qe + ntw + p] = q
+                else:
+                    err[0] = ERR_QCAP
+
+    @dev
+    def q_append(A, sh, g, R, oQ, lv, x, err):
+        """noRS: a tried vertex joins the level's Q; an overflow is an error, never a count."""
+        qe = A[lv + F_QE]
+        if qe < sh[g, S_QCAP]:
+            A[R + oQ + qe] = x
+            A[lv + F_QE] = qe + 1
+        else:
+            err[0] = ERR_QCAP
+
+    return SimpleNamespace(check_maximality=check_maximality, check_q=check_q, q_append=q_append)

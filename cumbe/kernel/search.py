@@ -1,0 +1,353 @@
+"""The search (paper Alg. 1, §III-E): one node per loop turn, no recursion.
+
+A node selects a candidate (smallest |N(u) ∩ L|; ES: cached keys, stop at the first
+chunk holding the level's last minimum; noES recounts every candidate from its whole
+list), builds L' (stamps the chosen vertex's list prefix), expands (counts and partitions
+every candidate's prefix: full ones join R', a twin of x leaves P for good, partial ones
+form P'), checks maximality (:mod:`cumbe.kernel.maximality`) and pushes the child level.
+A worker told to stop publishes what is left on its path (:mod:`cumbe.kernel.stealing`)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from numba import cuda
+
+from cumbe.kernel.consts import (
+    BIG,
+    CTL_FIXED,
+    ERR_NID,
+    I32,
+    I64,
+    MASK32,
+    NID_MAX,
+    P_EAGER,
+    PH_CHECK,
+    PH_EXPAND,
+    PH_LPRIME,
+    PH_OTHER,
+    PH_SEL,
+    PH_STEAL,
+    S_LVL,
+    S_NABS,
+    S_NONMAX,
+    S_NP,
+    S_NQ,
+    S_NTW,
+    S_OFF,
+    S_PUB,
+    S_STOP,
+    SHIFT,
+    U_SUMA,
+    U_SUML,
+    WARP,
+    X_BASE,
+    X_MIN,
+    X_NID,
+    X_R,
+    ZERO64,
+)
+from cumbe.kernel.lists import combine_sides
+from cumbe.kernel.sync import clock, relaxed_load
+from cumbe.layout import (
+    F_KL,
+    F_LASTMIN,
+    F_LSLOT,
+    F_NID,
+    F_NX,
+    F_PC,
+    F_QE,
+    F_QS,
+    F_SUM,
+    F_X,
+    K_AUX,
+    K_DL,
+    K_KEY,
+    K_LST,
+    K_LV,
+    K_PARR,
+    K_Q,
+    K_SG,
+    K_SL,
+    K_SO,
+    K_TAG,
+    NF,
+)
+
+
+def make_search(cfg, grp, lists, stealing, maximality):
+    """The search for the switches ``cfg`` and the worker kind ``grp``."""
+    dev = cfg.dev
+    RS = cfg.rs
+    ES = cfg.es
+    INSTR = cfg.instr
+    G = grp.size
+    gsync = grp.sync
+    elem_u = lists.elem_u
+    level_key = lists.level_key
+    partition_list = lists.partition_list
+    compact = lists.compact
+    stamp = lists.stamp
+    stamp_lprime = lists.stamp_lprime
+    publish = stealing.publish
+    check_maximality = maximality.check_maximality
+    check_q = maximality.check_q
+    q_append = maximality.q_append
+
+    @dev
+    def select_candidate(A, sh, sh64, g, gl, R, l, pc, nid, lastmin):
+        """Position of the live candidate with the smallest |N(u) ∩ L_l| (ties: any).
+        ES: cached keys, stop at a chunk holding the level's last minimum (keys of
+        a level only grow); noES: every candidate recounted from its whole list."""
+        oKEY = sh[g, S_OFF + K_KEY]
+        oTAG = sh[g, S_OFF + K_TAG]
+        oSO = sh[g, S_OFF + K_SO]
+        oSL = sh[g, S_OFF + K_SL]
+        oLST = sh[g, S_OFF + K_LST]
+        oDL = sh[g, S_OFF + K_DL]
+        oPARR = sh[g, S_OFF + K_PARR]
+        if gl == 0:
+            sh64[g, X_MIN] = BIG
+        gsync()
+        for c0 in range(0, pc, G):
+            i = c0 + gl
+            if i < pc:
+                u = A[R + oPARR + i]
+                if ES:
+                    k = level_key(A, R, u, l, nid, oKEY, oTAG, oSO, oSL, oLST, oDL, True)
+                else:
+                    o = R + oLST + A[R + oSO + u]
+                    k = I32(0)
+                    for e in range(A[R + oSL + u]):
+                        if A[R + oDL + A[o + e]] >= l:
+                            k += 1
+                cuda.atomic.min(sh64, (g, X_MIN), I64(k) * SHIFT + I64(i))
+            gsync()
+            best = sh64[g, X_MIN]
+            gsync()
+            if ES and best // SHIFT == lastmin:
+                break
+        return sh64[g, X_MIN]
+
+    @dev
+    def build_lprime(A, sh, shu, g, gl, R, adjU, base, x, kl, lvl, cand_left):
+        """L' = N(x) ∩ L: the prefix of x's list; stamp it as level lvl's L."""
+        o = R + sh[g, S_OFF + K_LST] + A[R + sh[g, S_OFF + K_SO] + x]
+        stamp_lprime(A, shu, g, gl, R, sh[g, S_OFF + K_DL], o, kl, lvl, adjU, base, cand_left)
+
+    @dev
+    def unstamp(A, sh, g, gl, R, x, kl, lvl):
+        o = R + sh[g, S_OFF + K_LST] + A[R + sh[g, S_OFF + K_SO] + x]
+        stamp(A, R, sh[g, S_OFF + K_DL], o, gl, kl, lvl)
+
+    @dev
+    def expand(A, sh, shu, g, gl, R, l, npc, nid, kl, orig, cand_left):
+        """Maximal expansion: for every live candidate, |N(u) ∩ L'| by partitioning its
+        level-l list prefix; full -> R' (and a twin of x, whose list equals L', leaves
+        P); partial -> P'.  Counts land in AUX by position."""
+        oKEY = sh[g, S_OFF + K_KEY]
+        oTAG = sh[g, S_OFF + K_TAG]
+        oSO = sh[g, S_OFF + K_SO]
+        oSL = sh[g, S_OFF + K_SL]
+        oLST = sh[g, S_OFF + K_LST]
+        oDL = sh[g, S_OFF + K_DL]
+        oPARR = sh[g, S_OFF + K_PARR]
+        oAUX = sh[g, S_OFF + K_AUX]
+        oSG = sh[g, S_OFF + K_SG]
+        sa = ZERO64
+        for i in range(gl, npc, G):
+            u = A[R + oPARR + i]
+            k = level_key(A, R, u, l, nid, oKEY, oTAG, oSO, oSL, oLST, oDL, True)
+            c = partition_list(A, R, u, k, l + 1, oSO, oLST, oDL)
+            if c == kl:
+                sa += elem_u(orig[A[R + oSG + u]], cand_left)
+                cuda.atomic.add(sh, (g, S_NABS), 1)
+                if k == kl:
+                    cuda.atomic.add(sh, (g, S_NTW), 1)
+                    c = -1  # twin
+            elif c > 0:
+                cuda.atomic.add(sh, (g, S_NP), 1)
+            A[R + oAUX + i] = c
+        cuda.atomic.add(shu, (g, U_SUMA), sa)
+
+    @dev
+    def search(A, A64, prm, adjU, offV, adjV, orig, ph, pb, pn, pl, ctl, sh, sh64, shu,
+               g, gl, me, par, phase, kst, stage, interruptible, cand_left, err, phl):
+        """Depth-first search of the task in the arena (levels in the level table);
+        returns (bicliques, fingerprint sum, nodes) of this worker's part."""
+        R = sh64[g, X_R]
+        base = sh64[g, X_BASE]
+        oLV = sh[g, S_OFF + K_LV]
+        oSO = sh[g, S_OFF + K_SO]
+        oQ = sh[g, S_OFF + K_Q]
+        oPARR = sh[g, S_OFF + K_PARR]
+        oKEY = sh[g, S_OFF + K_KEY]
+        oTAG = sh[g, S_OFF + K_TAG]
+        oSG = sh[g, S_OFF + K_SG]
+        count = I64(0)
+        fp = ZERO64
+        nodes = I64(0)
+        t_last = I64(0)
+        if INSTR and gl % WARP == 0:
+            t_last = clock()
+        while True:
+            gsync()
+            if gl == 0:
+                sh[g, S_NONMAX] = 0
+                sh[g, S_NP] = 0
+                sh[g, S_NTW] = 0
+                sh[g, S_NABS] = 0
+                sh[g, S_NQ] = 0
+                sh[g, S_STOP] = 0
+                shu[g, U_SUML] = ZERO64
+                shu[g, U_SUMA] = ZERO64
+                lv0 = sh[g, S_LVL]
+                eager = prm[P_EAGER]
+                # (test hook: eager >= 2 publishes only from level eager - 1 down)
+                if interruptible and sh[g, S_PUB] == 0 and lv0 >= 0 and (
+                        eager < 2 or lv0 >= eager - 1):
+                    sh[g, S_STOP] = relaxed_load(ctl, phase, CTL_FIXED + stage)
+            gsync()
+            l = sh[g, S_LVL]
+            if l < 0:
+                break
+            lv = R + oLV + l * NF
+            pc = A[lv + F_PC]
+            if pc == 0:
+                # level exhausted: back to the parent, whose L it shrank
+                if l > 0:
+                    plv = lv - NF
+                    xp = A[plv + F_X]
+                    unstamp(A, sh, g, gl, R, xp, A[lv + F_KL], l - 1)
+                    if gl == 0 and not RS:
+                        q_append(A, sh, g, R, oQ, plv, xp, err)
+                gsync()
+                if gl == 0:
+                    sh[g, S_LVL] = l - 1
+                continue
+            if sh[g, S_STOP] != 0:
+                publish(A, A64, ph, pb, pn, pl, ctl, sh, sh64, g, gl, l, me, par, phase,
+                        kst, stage)
+                if gl == 0:
+                    sh[g, S_LVL] = -1
+                    if INSTR:
+                        t = clock()
+                        phl[PH_STEAL] += t - t_last
+                        t_last = t
+                continue
+            nid = A[lv + F_NID]
+            # ---------- candidate selection ----------
+            best = select_candidate(A, sh, sh64, g, gl, R, l, pc, nid, A[lv + F_LASTMIN])
+            pos = I32(best & MASK32)
+            kl = I32(best // SHIFT)
+            if not ES and gl == 0:
+                # noES counted from whole lists: re-establish x's level prefix
+                level_key(A, R, A[R + oPARR + pos], l, nid, oKEY, oTAG, oSO,
+                          sh[g, S_OFF + K_SL], sh[g, S_OFF + K_LST],
+                          sh[g, S_OFF + K_DL], True)
+            x = A[R + oPARR + pos]
+            gsync()
+            if gl == 0:
+                y = A[R + oPARR + pc - 1]
+                A[R + oPARR + pc - 1] = x
+                A[R + oPARR + pos] = y
+                A[lv + F_PC] = pc - 1
+                A[lv + F_X] = x
+                A[lv + F_LASTMIN] = kl
+                if INSTR:
+                    t = clock()
+                    phl[PH_SEL] += t - t_last
+                    t_last = t
+            npc = pc - 1
+            nodes += 1
+            gsync()
+            # ---------- L' construction ----------
+            build_lprime(A, sh, shu, g, gl, R, adjU, base, x, kl, l + 1, cand_left)
+            gsync()
+            if INSTR and gl % WARP == 0:
+                t = clock()
+                phl[PH_LPRIME] += t - t_last
+                t_last = t
+            # ---------- maximal expansion: counts, R', P' ----------
+            expand(A, sh, shu, g, gl, R, l, npc, nid, kl, orig, cand_left)
+            gsync()
+            if INSTR and gl % WARP == 0:
+                t = clock()
+                phl[PH_EXPAND] += t - t_last
+                t_last = t
+            nabs = sh[g, S_NABS]
+            ntw = sh[g, S_NTW]
+            np_ = sh[g, S_NP]
+            nx = A[lv + F_NX]
+            # ---------- maximality checking ----------
+            qs = I32(0)
+            qe = I32(0)
+            if RS:
+                check_maximality(A, adjU, offV, adjV, sh, g, gl, R, base,
+                                 R + sh[g, S_OFF + K_LST] + A[R + oSO + x], kl,
+                                 nx + 1 + nabs)
+            else:
+                qs = A[lv + F_QS]
+                qe = A[lv + F_QE]
+                check_q(A, sh, g, gl, R, l, kl, qs, qe, ntw, err)
+            gsync()
+            nonmax = sh[g, S_NONMAX]
+            if INSTR and gl % WARP == 0:
+                t = clock()
+                phl[PH_CHECK] += t - t_last
+                t_last = t
+            push = nonmax == 0 and np_ > 0
+            nid2 = I32(0)
+            if push:
+                nid2n = sh64[g, X_NID] + 1
+                if nid2n > NID_MAX:
+                    if gl == 0:
+                        err[0] = ERR_NID
+                    nid2n = NID_MAX
+                nid2 = I32(nid2n)
+            if ntw > 0 or push:
+                compact(A, sh, g, gl, R, npc, np_, ntw, kl, push, nid2)
+                if gl == 0:
+                    A[lv + F_PC] = npc - ntw
+            if not RS and ntw > 0:
+                # the twins join Q (before this node's Q', which left them room)
+                for t2 in range(gl, ntw, G):
+                    A[R + oQ + qe + t2] = A[R + oPARR + npc - ntw + t2]
+                if gl == 0:
+                    A[lv + F_QE] = qe + ntw
+            if nonmax == 0:
+                sumR = A64[(lv + F_SUM) >> 1] + elem_u(orig[A[R + oSG + x]], cand_left) \
+                    + shu[g, U_SUMA]
+                if gl == 0:
+                    count += 1
+                    fp += combine_sides(sumR, shu[g, U_SUML], cand_left)
+                if push:
+                    if gl == 0:
+                        sh64[g, X_NID] = I64(nid2)
+                        cl = lv + NF
+                        A[cl + F_PC] = np_
+                        A[cl + F_KL] = kl
+                        A[cl + F_LSLOT] = x
+                        A[cl + F_LASTMIN] = 1
+                        A[cl + F_NID] = nid2
+                        A[cl + F_NX] = nx + 1 + nabs
+                        A[cl + F_X] = -1
+                        if not RS:
+                            A[cl + F_QS] = qe + ntw
+                            A[cl + F_QE] = qe + ntw + sh[g, S_NQ]
+                        A64[(cl + F_SUM) >> 1] = sumR
+                        sh[g, S_LVL] = l + 1
+            if not push:
+                unstamp(A, sh, g, gl, R, x, kl, l)
+                if gl == 0 and not RS:
+                    q_append(A, sh, g, R, oQ, lv, x, err)
+            if INSTR and gl % WARP == 0:
+                t = clock()
+                phl[PH_EXPAND] += t - t_last
+                t_last = t
+        if INSTR and gl % WARP == 0:
+            t = clock()
+            phl[PH_OTHER] += t - t_last
+        return count, fp, nodes
+
+    return SimpleNamespace(search=search)

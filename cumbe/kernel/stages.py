@@ -1,0 +1,308 @@
+"""The grid stages (paper §III-C, §III-D): workers take first-level tasks, then stolen
+pieces, stage by stage, with grid syncs between the stages.
+
+Phase 0 runs the tasks too big for a warp, one block each (its warps' arenas joined),
+blocks stealing from blocks; phase 1 runs every other task, one warp each.  Stage 1 of
+a phase runs first-level tasks; each later stage steals what the previous one
+published; once a stage published nothing every block leaves the stage loop together,
+so all blocks execute the same grid syncs."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+from numba import cuda
+
+from cumbe.kernel.consts import (
+    C_TASK,
+    CTL_FIXED,
+    I32,
+    I64,
+    NPH,
+    NS,
+    NS64,
+    NSU,
+    P_AW,
+    P_CANDLEFT,
+    P_EAGER,
+    P_HALF,
+    P_IDLE,
+    P_K,
+    P_NT0,
+    P_NT1,
+    P_NWK,
+    P_REPORT,
+    PH_FETCH,
+    PH_IDLE,
+    PH_STEAL,
+    PR_BICLIQUES,
+    PR_COST,
+    PR_TASKS,
+    S_CUR,
+    S_DONE,
+    S_GOT,
+    S_IDX,
+    S_OFF,
+    S_PUB,
+    U_SUML,
+    WARP,
+    X_COST,
+    X_NEXT,
+    X_PBIC,
+    X_PCOST,
+    X_PTASK,
+    ZERO64,
+)
+from cumbe.kernel.lists import combine_sides
+from cumbe.kernel.sync import block_sync, bsync, clock, relaxed_load, wsync
+from cumbe.layout import F_SUM, K_LV
+
+
+def make_progress(cfg):
+    """What a worker's lane 0 reports to the host while the kernel runs (the counters of
+    cumbe.progress, in host-mapped memory)."""
+    dev = cfg.dev
+
+    @dev
+    def tally(acc, accf, sh64, g, c, f, nn):
+        """A piece's bicliques, fingerprint and nodes: into the worker's totals, and its
+        bicliques into the group's next report."""
+        acc[0] += c
+        accf[0] += f
+        acc[1] += nn
+        sh64[g, X_PBIC] += c
+
+    @dev
+    def flush(prog, sh64, g):
+        """Add what the group found since its last report to the host's counters."""
+        cuda.atomic.add(prog, PR_TASKS, sh64[g, X_PTASK])
+        cuda.atomic.add(prog, PR_COST, sh64[g, X_PCOST])
+        cuda.atomic.add(prog, PR_BICLIQUES, sh64[g, X_PBIC])
+        sh64[g, X_PTASK] = 0
+        sh64[g, X_PCOST] = 0
+        sh64[g, X_PBIC] = 0
+
+    @dev
+    def report(prm, prog, sh64, g):
+        """A piece ended.  A first-level task counts as done when its owner's part ends
+        (what it published is stolen, and thieves report their pieces' bicliques), so the
+        tasks add up to exactly the task count.  Reports wait at least P_REPORT cycles:
+        atomics on host memory cross PCIe, and workers end millions of pieces a second."""
+        cost = sh64[g, X_COST]
+        if cost > 0:
+            sh64[g, X_PTASK] += 1
+            sh64[g, X_PCOST] += cost
+        t = clock()
+        if t >= sh64[g, X_NEXT]:
+            flush(prog, sh64, g)
+            sh64[g, X_NEXT] = t + prm[P_REPORT]
+
+    return SimpleNamespace(tally=tally, flush=flush, report=report)
+
+
+def make_run_stage(cfg, grp, fetch, stealing, searching, progress):
+    """One stage of one worker of kind ``grp``."""
+    dev = cfg.dev
+    WS = cfg.ws
+    INSTR = cfg.instr
+    gsync = grp.sync
+    fetch_task = fetch.fetch_task
+    out_of_work = stealing.out_of_work
+    steal = stealing.steal
+    steal_node = stealing.steal_node
+    search = searching.search
+    tally = progress.tally
+    report = progress.report
+
+    @dev
+    def run_stage(A, A64, prm, offU, adjU, offV, adjV, orig, tasks, ph, pb, pn, pl, ctl,
+                  sh, sh64, shu, g, gl, me, phase, stage, nst, aw, nwk, task0, ntask, err,
+                  phl, acc, accf, prog):
+        """One stage of one worker: take tasks (stage 1) or stolen pieces until none
+        is left; acc collects bicliques, nodes and tasks, accf the fingerprint."""
+        kst = prm[P_K]
+        cand_left = prm[P_CANDLEFT] != 0
+        eager = prm[P_EAGER]
+        par = stage % 2
+        pprev = (stage + 1) % 2
+        R = I64(par) * prm[P_HALF] + I64(me) * I64(aw)
+        interruptible = WS and stage < nst
+        # workers that must run out of work before the busy ones publish theirs
+        idle_at = max(I64(1), (prm[P_IDLE] * I64(nwk)) // 1000)
+        if gl == 0:
+            sh[g, S_PUB] = 0
+            sh[g, S_CUR] = 0
+        gsync()
+        t_last = I64(0)
+        if INSTR and gl % WARP == 0:
+            t_last = clock()
+        while True:
+            # First-level tasks first, in every stage: a stage normally starts with none
+            # left (the stop signal is raised once the last one is taken), but the test
+            # switch ``eager`` raises it early, and the tasks left over must still run.
+            if gl == 0:
+                r = I32(0x7FFFFFFF)
+                if stage == 1 or relaxed_load(ctl, phase, C_TASK) < ntask:
+                    r = cuda.atomic.add(ctl, (phase, C_TASK), 1)
+                if WS and stage == 1 and eager != 0:
+                    cuda.atomic.max(ctl, (phase, CTL_FIXED + 1), 1)
+                if WS and stage == 1 and r >= ntask:
+                    out_of_work(ctl, phase, kst, 1, idle_at)
+                sh[g, S_GOT] = 1 if r < ntask else 0
+                sh[g, S_IDX] = r
+            gsync()
+            if sh[g, S_GOT] != 0:
+                v = tasks[task0 + sh[g, S_IDX]]
+                c0 = fetch_task(A, A64, prm, offU, adjU, offV, adjV, orig, sh, sh64, shu,
+                                g, gl, v, R, aw, cand_left, err)
+                if gl == 0 and c0 > 0:
+                    tally(acc, accf, sh64, g, 1,
+                          combine_sides(A64[(R + sh[g, S_OFF + K_LV] + F_SUM) >> 1],
+                                        shu[g, U_SUML], cand_left), 0)
+                if INSTR and gl % WARP == 0:
+                    t = clock()
+                    phl[PH_FETCH] += t - t_last
+                    t_last = t
+                if c0 == 0:
+                    continue
+            else:
+                if stage == 1:
+                    break
+                if not steal(ph, pn, pl, ctl, sh, g, gl, me, pprev, phase, kst, stage,
+                             idle_at):
+                    break
+                c, f, nn = steal_node(A, A64, prm, ph, pb, sh, sh64, shu, g, gl, R, pprev,
+                                      aw, adjU, offV, adjV, orig, cand_left, err)
+                if gl == 0:
+                    sh64[g, X_COST] = 0  # a piece of a task its owner counted
+                    tally(acc, accf, sh64, g, c, f, nn)
+                if INSTR and gl % WARP == 0:
+                    t = clock()
+                    phl[PH_STEAL] += t - t_last
+                    t_last = t
+            if gl == 0:
+                acc[2] += 1
+            c, f, nn = search(A, A64, prm, adjU, offV, adjV, orig, ph, pb, pn, pl, ctl,
+                              sh, sh64, shu, g, gl, me, par, phase, kst, stage,
+                              interruptible, cand_left, err, phl)
+            if INSTR and gl % WARP == 0:
+                t_last = clock()
+            if gl == 0:
+                tally(acc, accf, sh64, g, c, f, nn)
+                report(prm, prog, sh64, g)
+            if sh[g, S_PUB] != 0:
+                break
+
+    return run_stage
+
+
+def make_kernel(cfg, run_stage_warp, run_stage_block, progress):
+    """The kernel: the block-wide phase, then the warp phase, each in stages."""
+    dev = cfg.dev
+    WS = cfg.ws
+    INSTR = cfg.instr
+    THREADS = cfg.threads
+    NW = THREADS // WARP
+    NG = NW + 1  # shared-memory slot sets: one per warp, one for the block
+    flush = progress.flush
+
+    @dev
+    def grid_barrier(lane, phl):
+        """All threads of the grid; a block's warps come from loops of their own."""
+        t = I64(0)
+        block_sync()
+        if INSTR and lane == 0:
+            t = clock()
+        wsync()
+        cuda.cg.this_grid().sync()
+        if INSTR and lane == 0:
+            phl[PH_IDLE] += clock() - t
+
+    @dev
+    def published(ctl, phase, kst, stage, sh, tid):
+        """Did any worker publish in ``stage``?  The same answer in every block: all
+        publishing precedes the grid barrier before it is read."""
+        if tid == 0:
+            sh[NW, S_DONE] = cuda.atomic.add(ctl, (phase, CTL_FIXED + (kst + 2) + stage), 0)
+        block_sync()
+        return sh[NW, S_DONE] != 0
+
+    def kernel(offU, adjU, offV, adjV, orig, tasks, prm, arena, arena64, ctl, pool_hdr,
+               pool_base, pool_n, pool_list, res, res_fp, err, ph_out, tasks_out, prog):
+        b = cuda.blockIdx.x
+        nb = cuda.gridDim.x
+        tid = cuda.threadIdx.x
+        warp = tid // WARP
+        lane = tid % WARP
+        sh = cuda.shared.array((NG, NS), dtype=np.int32)
+        sh64 = cuda.shared.array((NG, NS64), dtype=np.int64)
+        shu = cuda.shared.array((NG, NSU), dtype=np.uint64)
+        phl = cuda.local.array(NPH, dtype=np.int64)
+        acc = cuda.local.array(3, dtype=np.int64)  # bicliques, nodes, tasks
+        accf = cuda.local.array(1, dtype=np.uint64)
+        for i in range(NPH):
+            phl[i] = 0
+        for i in range(3):
+            acc[i] = 0
+        accf[0] = ZERO64
+        for i in range(tid, NG * NS, THREADS):
+            sh[i // NS, i % NS] = 0
+        if tid < NG:  # nothing to report yet, and the first report due at once
+            sh64[tid, X_PTASK] = 0
+            sh64[tid, X_PCOST] = 0
+            sh64[tid, X_PBIC] = 0
+            sh64[tid, X_NEXT] = 0
+        kst = prm[P_K]
+        aw = prm[P_AW]
+        nwk = prm[P_NWK]
+        nt0 = prm[P_NT0]
+        nt1 = prm[P_NT1]
+        nst = kst if WS else 1
+        t_start = I64(0)
+        if INSTR and lane == 0:
+            t_start = clock()
+        bsync()
+        me = b * NW + warp
+        # phase 0: the tasks too big for a warp, one block each (its warps' arenas joined),
+        # blocks stealing from blocks; phase 1: every other task, one warp each
+        for phase in range(2):
+            if phase == 0 and nt0 == 0:
+                continue
+            nstp = nst
+            for stage in range(1, nstp + 1):
+                if stage > 1:
+                    grid_barrier(lane, phl)
+                    if not published(ctl, phase, kst, stage - 1, sh, tid):
+                        break  # nothing is left anywhere: every block leaves together
+                if phase == 0:
+                    run_stage_block(arena, arena64, prm, offU, adjU, offV, adjV, orig, tasks,
+                                    pool_hdr, pool_base, pool_n, pool_list, ctl, sh, sh64, shu,
+                                    NW, tid, b, 0, stage, nstp, aw * NW, nb, 0, nt0, err, phl,
+                                    acc, accf, prog)
+                else:
+                    run_stage_warp(arena, arena64, prm, offU, adjU, offV, adjV, orig, tasks,
+                                   pool_hdr, pool_base, pool_n, pool_list, ctl, sh, sh64, shu,
+                                   warp, lane, me, 1, stage, nst, aw, nwk, nt0, nt1, err, phl,
+                                   acc, accf, prog)
+                bsync()
+            if phase == 0:
+                if tid == 0:
+                    cuda.atomic.add(res, 3, acc[2])
+                    flush(prog, sh64, NW)
+                grid_barrier(lane, phl)  # the warps reuse the blocks' arenas
+        if lane == 0:
+            flush(prog, sh64, warp)
+            cuda.atomic.add(res, 0, acc[0])
+            cuda.atomic.add(res_fp, 0, accf[0])
+            cuda.atomic.add(res, 1, acc[1])
+            cuda.atomic.add(res, 2, acc[2])
+            if INSTR:
+                t = clock()
+                wk = b * NW + warp
+                for i in range(NPH):
+                    ph_out[wk, i] = phl[i]
+                ph_out[wk, NPH] = t - t_start
+                tasks_out[wk] = acc[2]
+
+    return kernel

@@ -1,0 +1,148 @@
+"""Barriers, the cycle counter and the relaxed load: inline PTX on the device, Python
+stand-ins in numba's CUDA simulator (docs/gpu.md, "Facts learned")."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+from numba import cuda
+from numba.cuda import config as _cfg
+
+from cumbe.kernel.consts import WARP
+
+SIM = bool(_cfg.ENABLE_CUDASIM)
+
+
+class _SimWarps:
+    """Warp barriers for the simulator, which has no syncwarp: its threads are real
+    Python threads, so 32 of them can meet at a threading.Barrier."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.bars = {}
+
+    def reset(self):
+        with self.lock:
+            self.bars = {}
+
+    def wait(self):
+        t = threading.current_thread()
+        key = (t.blockIdx.x, t.threadIdx.x // WARP)
+        with self.lock:
+            bar = self.bars.get(key)
+            if bar is None:
+                bar = self.bars[key] = threading.Barrier(WARP)
+        bar.wait()
+
+
+SIM_WARPS = _SimWarps()
+
+if SIM:
+    import time as _time
+
+    def clock64():  # simulator: wall clock in ns stands in for cycles
+        return np.int64(_time.perf_counter_ns())
+
+    def _bsync_sim():
+        cuda.syncthreads()
+
+    # a device function: the simulator swaps in its fake cuda module only for the module
+    # of the kernel or device function it is running, not for a plain helper's module
+    bsync = cuda.jit(device=True)(_bsync_sim)
+
+    def wsync():
+        SIM_WARPS.wait()
+
+    def load_relaxed(arr, i, j):
+        return arr[i, j]
+
+else:
+    from llvmlite import ir
+    from numba.cuda import types as _types
+    from numba.cuda.extending import intrinsic
+    from numba.cuda.typing import signature as _signature
+
+    @intrinsic
+    def clock64(typingctx):
+        """The SM's 64-bit cycle counter (PTX %clock64; numba-cuda 0.30.4 has none)."""
+        sig = _signature(_types.int64)
+
+        def codegen(context, builder, sig, args):
+            fnty = ir.FunctionType(ir.IntType(64), [])
+            asm = ir.InlineAsm(fnty, "mov.u64 $0, %clock64;", "=l", side_effect=True)
+            return builder.call(asm, [])
+
+        return sig, codegen
+
+    @intrinsic
+    def bsync(typingctx):
+        """Block barrier that tolerates warps arriving diverged (PTX ``barrier.sync``
+        without ``.aligned``): ``cuda.syncthreads()`` is the aligned form, and warps
+        that run their own loops reach it at different points (compute-sanitizer
+        synccheck, then CUDA_ERROR_ILLEGAL_INSTRUCTION)."""
+        sig = _signature(_types.void)
+
+        def codegen(context, builder, sig, args):
+            fnty = ir.FunctionType(ir.VoidType(), [])
+            asm = ir.InlineAsm(fnty, "barrier.sync 0;", "~{memory}", side_effect=True)
+            builder.call(asm, [])
+            return context.get_dummy_value()
+
+        return sig, codegen
+
+    @intrinsic
+    def load_relaxed(typingctx, arr, i, j):
+        """arr[i, j] read from L2 without an atomic (PTX ld.relaxed.gpu): every warp polls
+        the stop flag once per node, and thousands of same-address atomics would queue."""
+        sig = _signature(_types.int32, arr, i, j)
+
+        def codegen(context, builder, sig, args):
+            from numba.cuda import cgutils
+
+            aryty = sig.args[0]
+            ary = context.make_array(aryty)(context, builder, args[0])
+            idx = [context.cast(builder, args[1], sig.args[1], _types.intp),
+                   context.cast(builder, args[2], sig.args[2], _types.intp)]
+            ptr = cgutils.get_item_pointer(context, builder, aryty, ary, idx, wraparound=False)
+            fnty = ir.FunctionType(ir.IntType(32), [ptr.type])
+            asm = ir.InlineAsm(fnty, "ld.relaxed.gpu.s32 $0, [$1];", "=r,l", side_effect=True)
+            return builder.call(asm, [ptr])
+
+        return sig, codegen
+
+    def _wsync_impl():
+        cuda.syncwarp(0xFFFFFFFF)
+
+    wsync = cuda.jit(device=True, forceinline=True)(_wsync_impl)
+
+
+def _block_sync_impl():
+    # The inline barrier alone did not order memory between the warps of a block: on an
+    # H100, block-wide tasks read control words (the next level, the selection minimum)
+    # and arena words before lane 0 had written them (compute-sanitizer racecheck and
+    # initcheck), then indexed with them.  With CTA fences on both sides (or with
+    # cuda.syncthreads) the same runs are clean (docs/gpu.md, "The block-wide fault").
+    if not SIM:
+        cuda.threadfence_block()
+    bsync()
+    if not SIM:
+        cuda.threadfence_block()
+
+
+def _relaxed_load_impl(arr, i, j):
+    return load_relaxed(arr, i, j)
+
+
+def _clock_impl():
+    return clock64()
+
+
+# The intrinsics wrapped in module-level device functions, which the kernel's closures
+# use instead: numba keys its disk cache by a pickle of the closures, and an intrinsic
+# reached from a closure pickles with a fresh uuid in every process, so every run
+# compiled the kernel again (~40 s).
+_dev = cuda.jit(device=True, **({} if SIM else {"forceinline": True}))
+block_sync = _dev(_block_sync_impl)
+relaxed_load = _dev(_relaxed_load_impl)
+clock = _dev(_clock_impl)

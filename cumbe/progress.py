@@ -1,0 +1,113 @@
+"""Progress lines of a running cuMBE kernel, from counters the kernel keeps in
+host-mapped memory (``prog``, :data:`cumbe.kernel.PR_TASKS` ...).
+
+Each worker adds, at most every :data:`REPORT_S` seconds of device clock and once more
+at its end, the first-level tasks it finished, their cost estimates (wedges + degree, the
+host's order and shard balance) and the bicliques it found.  While the kernel runs,
+:func:`cumbe.launch.checked_launch` polls its end event and prints one line to stderr
+every ``CUMBE_PROGRESS_S`` seconds (10)::
+
+    cumbe progress: results/csr/YouTube.csr: tasks 1234/5000 (cost 41%), 8.1e8 bicliques,
+    6.2e7/s, ETA 35 s
+
+The ETA extrapolates the cost done; once every first-level task is done, what is left is
+stolen work of unknown size.  The count of a run never comes from here (the kernel's
+result buffers), and nothing here imports numba.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+ENV = "CUMBE_PROGRESS_S"
+DEFAULT_S = 10.0
+# how long a worker keeps its counts before adding them to the host's counters
+REPORT_S = 0.25
+# the waits between two polls of the kernel's end event: from the first, doubling up to the
+# longest (a short kernel is not kept waiting for a long poll)
+FIRST_POLL_S = 0.001
+POLL_S = 0.2
+PR_TASKS, PR_COST, PR_BICLIQUES = range(3)  # as cumbe.kernel.consts (no numba import here)
+
+
+def interval_s() -> float:
+    """Seconds between two progress lines (``CUMBE_PROGRESS_S``, default 10)."""
+    text = os.environ.get(ENV, "").strip()
+    if not text:
+        return DEFAULT_S
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not value > 0:
+        raise ValueError(f"{ENV} must be a number of seconds > 0, not {text!r}")
+    return value
+
+
+def _short(x: float) -> str:
+    """3 significant digits: 460, 1.23e5, 8.1e8."""
+    return f"{x:.3g}".replace("e+0", "e").replace("e+", "e")
+
+
+class Progress:
+    """Reads the kernel's progress counters and prints what they say."""
+
+    def __init__(self, counters, n_tasks: int, total_cost: int, label: str, *,
+                 interval: float | None = None, out=None, clock=time.monotonic,
+                 sleep=time.sleep):
+        self.counters = counters
+        self.n_tasks = int(n_tasks)
+        self.total_cost = int(total_cost)
+        self.label = label
+        self.interval = interval_s() if interval is None else float(interval)
+        self.out = out
+        self.clock = clock
+        self.sleep = sleep
+        self.lines = 0
+        self.t0 = clock()
+
+    def start(self) -> None:
+        """The kernel is being launched: elapsed time and the first line count from here."""
+        self.t0 = self.clock()
+
+    def read(self) -> tuple[int, int, int]:
+        """(tasks done, their cost, bicliques) as the kernel last reported them."""
+        c = self.counters
+        return int(c[PR_TASKS]), int(c[PR_COST]), int(c[PR_BICLIQUES])
+
+    def line(self, elapsed: float) -> str:
+        tasks, cost, bicliques = self.read()
+        frac = cost / self.total_cost if self.total_cost > 0 else 1.0
+        if tasks >= self.n_tasks:
+            eta = "stolen work left"
+        elif cost > 0:
+            eta = f"ETA {elapsed * (1 - frac) / frac:.0f} s"
+        else:
+            eta = "ETA unknown"
+        rate = bicliques / elapsed if elapsed > 0 else 0.0
+        return (f"cumbe progress: {self.label}: tasks {tasks}/{self.n_tasks} "
+                f"(cost {100 * frac:.0f}%), {_short(bicliques)} bicliques, {_short(rate)}/s, "
+                f"{eta}")
+
+    def wait(self, event) -> None:
+        """Until ``event`` (recorded after the launch) has happened, print a line every
+        ``interval`` seconds; errors surface from ``event.query()`` or the caller's
+        synchronize."""
+        due = self.t0 + self.interval
+        nap = FIRST_POLL_S
+        while not event.query():
+            now = self.clock()
+            if now >= due:
+                print(self.line(now - self.t0), file=self.out or sys.stderr, flush=True)
+                self.lines += 1
+                due += self.interval * (1 + (now - due) // self.interval)
+            self.sleep(min(nap, max(due - now, 0.0)))
+            nap = min(2 * nap, POLL_S)
+
+    def end(self) -> dict:
+        """The counters once the kernel has ended: every task, every biclique."""
+        tasks, cost, bicliques = self.read()
+        return {"tasks": tasks, "of_tasks": self.n_tasks, "cost": cost,
+                "of_cost": self.total_cost, "bicliques": bicliques}

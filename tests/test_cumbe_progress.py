@@ -1,0 +1,144 @@
+"""Progress lines while a cuMBE kernel runs (cumbe.progress, polled by
+cumbe.launch.checked_launch): fakes stand in for the device, as in test_cumbe_faults.py.
+That the kernel's counters end at every task and every biclique is checked in the
+simulator (test_cumbe_paths.py, and every selfcheck run)."""
+
+from __future__ import annotations
+
+import re
+import time
+
+import pytest
+
+from cumbe import launch as L
+from cumbe import progress as PG
+
+LINE = re.compile(r"cumbe progress: G: tasks \d+/10 \(cost \d+%\), \S+ bicliques, \S+/s, "
+                  r"(ETA \d+ s|ETA unknown|stolen work left)$")
+
+
+class FakeCuda:
+    """A kernel that runs ``run_s`` seconds of ``clock`` after its launch."""
+
+    def __init__(self, clock, run_s, fail_query=None):
+        self.clock, self.run_s, self.end, self.fail_query = clock, run_s, None, fail_query
+        self.queries = 0
+
+    def synchronize(self):
+        pass
+
+    def event(self):
+        cuda = self
+
+        class Event:
+            def record(self):
+                pass
+
+            def query(self):
+                cuda.queries += 1
+                if cuda.fail_query:
+                    raise cuda.fail_query
+                return cuda.clock() >= cuda.end
+
+            def synchronize(self):
+                while cuda.clock() < cuda.end:
+                    time.sleep(0.001)
+
+        return Event()
+
+    def event_elapsed_time(self, e0, e1):
+        return self.run_s * 1e3
+
+
+class FakeKernel:
+    def __init__(self, cuda):
+        self.cuda = cuda
+
+    def __getitem__(self, grid):
+        def launch(*args):
+            self.cuda.end = self.cuda.clock() + self.cuda.run_s
+
+        return launch
+
+
+def _launch(cuda, progress):
+    return L.checked_launch(FakeKernel(cuda), 4, 128, (), cuda=cuda, what="G", device="H100",
+                            progress=progress)
+
+
+def test_a_line_says_tasks_cost_bicliques_rate_and_eta():
+    p = PG.Progress([3, 30, 12345], 10, 100, "G", interval=10)
+    assert p.line(10.0) == ("cumbe progress: G: tasks 3/10 (cost 30%), 1.23e4 bicliques, "
+                            "1.23e3/s, ETA 23 s")
+    assert p.line(10.0).endswith("ETA 23 s")  # 10 s for 30% of the cost: 23 s for the rest
+    assert PG.Progress([0, 0, 0], 10, 100, "G", interval=10).line(1.0).endswith("ETA unknown")
+    done = PG.Progress([10, 100, 8.1e8], 10, 100, "G", interval=10)
+    assert done.line(13.0) == ("cumbe progress: G: tasks 10/10 (cost 100%), 8.1e8 bicliques, "
+                               "6.23e7/s, stolen work left")
+    assert done.end() == {"tasks": 10, "of_tasks": 10, "cost": 100, "of_cost": 100,
+                          "bicliques": 810000000}
+
+
+def test_lines_come_every_interval_while_the_kernel_runs(capsys):
+    now = [1000.0]
+    counters = [0, 0, 0]
+    sleeps = []
+
+    def sleep(dt):  # the kernel's counters advance with the (fake) time the host waits
+        assert 0 <= dt <= PG.POLL_S
+        sleeps.append(dt)
+        now[0] += dt
+        el = now[0] - p.t0
+        counters[:] = [min(10, int(el * 3)), min(100, int(el * 30)), int(el * 1000)]
+
+    p = PG.Progress(counters, 10, 100, "G", interval=1.0, clock=lambda: now[0], sleep=sleep)
+    cuda = FakeCuda(lambda: now[0], run_s=4.5)
+    assert _launch(cuda, p) == pytest.approx(4.5)
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == p.lines == 4  # at 1, 2, 3 and 4 s of a 4.5 s kernel
+    assert all(LINE.match(ln) for ln in lines), lines
+    assert lines[0] == "cumbe progress: G: tasks 3/10 (cost 30%), 1e3 bicliques, 1e3/s, ETA 2 s"
+    assert lines[-1].endswith("stolen work left")  # every first-level task done by 4 s
+    assert sum(sleeps) == pytest.approx(4.5, abs=PG.POLL_S)  # polled to the end, no longer
+    assert sleeps[0] == PG.FIRST_POLL_S  # a short kernel is not kept waiting
+
+
+def test_a_short_kernel_is_not_kept_waiting():
+    cuda = FakeCuda(time.monotonic, run_s=0.01)
+    p = PG.Progress([0, 0, 0], 10, 100, "G", interval=10)
+    t = time.monotonic()
+    _launch(cuda, p)
+    assert time.monotonic() - t < 0.1 and p.lines == 0
+
+
+def test_the_interval_comes_from_the_environment(monkeypatch, capsys):
+    monkeypatch.setenv(PG.ENV, "0.02")
+    p = PG.Progress([1, 5, 7], 10, 100, "G")
+    assert p.interval == 0.02
+    cuda = FakeCuda(time.monotonic, run_s=0.25)
+    _launch(cuda, p)  # real time: the polling path of a real launch
+    lines = capsys.readouterr().err.splitlines()
+    assert 3 <= len(lines) == p.lines <= 13, lines
+    assert all(LINE.match(ln) for ln in lines), lines
+    assert cuda.queries >= len(lines)
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "ten", "nan"])
+def test_a_bad_interval_is_refused(monkeypatch, value):
+    monkeypatch.setenv(PG.ENV, value)
+    with pytest.raises(ValueError, match=PG.ENV):
+        PG.interval_s()
+
+
+def test_the_default_interval_is_ten_seconds(monkeypatch):
+    monkeypatch.delenv(PG.ENV, raising=False)
+    assert PG.interval_s() == 10.0
+
+
+def test_a_fault_seen_while_polling_is_a_launch_error():
+    now = [0.0]
+    cuda = FakeCuda(lambda: now[0], run_s=1.0,
+                    fail_query=RuntimeError("cuEventQuery results in CUDA_ERROR_ILLEGAL_ADDRESS"))
+    p = PG.Progress([0, 0, 0], 10, 100, "G", interval=0.1, clock=lambda: now[0])
+    with pytest.raises(L.LaunchError, match="failed while running.*until the process exits"):
+        _launch(cuda, p)
