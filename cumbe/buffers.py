@@ -70,8 +70,9 @@ SPEC: tuple[Buffer, ...] = (
            "published work: the victim's neighbour-list base"),
     Buffer("pool_n", np.int32, lambda p: (2, p.workers), "scratch", "pieces left per victim"),
     Buffer("pool_list", np.int32, lambda p: (2, p.workers), "scratch", "who published"),
-    Buffer("res", np.int64, lambda p: (4,), "result",
-           "bicliques, nodes, tasks, tasks of the block-wide phase (stolen pieces included)"),
+    Buffer("res", np.int64, lambda p: (K.NRES,), "result",
+           "bicliques, nodes, tasks, tasks of the block-wide phase (stolen pieces included); "
+           "from kernel.RES_PROG on, the exact progress counters (kernel.PR_*)"),
     Buffer("res_fp", np.uint64, lambda p: (1,), "result", "fingerprint"),
     Buffer("err", np.int32, lambda p: (4,), "result", "error code (kernel.ERRORS)"),
     Buffer("ph_out", np.int64, lambda p: (p.workers, K.NPH + 1), "result",

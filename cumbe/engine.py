@@ -227,7 +227,8 @@ def run(
         arena_words_per_warp=int(plan.arena_words), block_tasks=nt0,
         kernel_s=kernel_s, compile_s=compile_s, setup_s=setup_s, prepare_s=prep_s,
         nodes=int(res[1]), tasks_run=int(res[2]), block_tasks_run=int(res[3]),
-        progress_lines=progress.lines, progress_end=progress.end(),
+        progress_lines=progress.lines,
+        progress_end=progress.end(res[K.RES_PROG:K.RES_PROG + K.NPROG]),
     )
     if instrument:
         ph = arrays["ph_out"].copy_to_host()

@@ -3,7 +3,9 @@ host-mapped memory (``prog``, :data:`cumbe.kernel.PR_TASKS` ...).
 
 Each worker adds, at most every :data:`REPORT_S` seconds of device clock and once more
 at its end, the first-level tasks it finished, their cost estimates (wedges + degree, the
-host's order and shard balance) and the bicliques it found.  While the kernel runs,
+host's order and shard balance) and the bicliques it found to exact counters in device
+memory; its periodic reports (not the last) also store the new totals into the host-mapped
+copy read here.  While the kernel runs,
 :func:`cumbe.launch.checked_launch` polls its end event and prints one line to stderr
 every ``CUMBE_PROGRESS_S`` seconds (10)::
 
@@ -66,6 +68,7 @@ class Progress:
         self.clock = clock
         self.sleep = sleep
         self.lines = 0
+        self.seen = (0, 0, 0)
         self.t0 = clock()
 
     def start(self) -> None:
@@ -73,9 +76,12 @@ class Progress:
         self.t0 = self.clock()
 
     def read(self) -> tuple[int, int, int]:
-        """(tasks done, their cost, bicliques) as the kernel last reported them."""
+        """(tasks done, their cost, bicliques) as the kernel last reported them: workers
+        store totals that can arrive out of order, so each is the largest seen yet."""
         c = self.counters
-        return int(c[PR_TASKS]), int(c[PR_COST]), int(c[PR_BICLIQUES])
+        self.seen = tuple(max(int(c[i]), s) for i, s in
+                          zip((PR_TASKS, PR_COST, PR_BICLIQUES), self.seen))
+        return self.seen
 
     def line(self, elapsed: float) -> str:
         tasks, cost, bicliques = self.read()
@@ -106,8 +112,10 @@ class Progress:
             self.sleep(min(nap, max(due - now, 0.0)))
             nap = min(2 * nap, POLL_S)
 
-    def end(self) -> dict:
-        """The counters once the kernel has ended: every task, every biclique."""
-        tasks, cost, bicliques = self.read()
+    def end(self, final=None) -> dict:
+        """The counters once the kernel has ended: every task, every biclique.  ``final``:
+        the kernel's exact counters (device memory; the host copy gets only periodic
+        reports), else the host copy."""
+        tasks, cost, bicliques = self.read() if final is None else (int(x) for x in final)
         return {"tasks": tasks, "of_tasks": self.n_tasks, "cost": cost,
                 "of_cost": self.total_cost, "bicliques": bicliques}

@@ -44,6 +44,12 @@ NPARAMS = 11
 # tasks done, their summed cost estimate (wedges + degree, as the host orders them), bicliques
 PR_TASKS, PR_COST, PR_BICLIQUES = range(3)
 NPROG = 3
+# The exact counters live in device memory, in the result buffer from RES_PROG on (atomics
+# there are cheap); a periodic report stores their new totals into the host-mapped copy with
+# plain stores: an atomic on host memory crosses PCIe and costs microseconds, and thousands
+# of workers serialised on it added 14-50 ms to every launch (H100, 2026-11-26).
+RES_PROG = 4
+NRES = RES_PROG + NPROG
 # control (int32 [2 phases, CTL_FIXED + 3 * (k + 2)]): task counter, then per stage the
 # stop flag, the publisher count and the count of workers out of work
 C_TASK = 0

@@ -39,6 +39,7 @@ from cumbe.kernel.consts import (
     PR_BICLIQUES,
     PR_COST,
     PR_TASKS,
+    RES_PROG,
     S_CUR,
     S_DONE,
     S_GOT,
@@ -74,28 +75,37 @@ def make_progress(cfg):
         sh64[g, X_PBIC] += c
 
     @dev
-    def flush(prog, sh64, g):
-        """Add what the group found since its last report to the host's counters."""
-        cuda.atomic.add(prog, PR_TASKS, sh64[g, X_PTASK])
-        cuda.atomic.add(prog, PR_COST, sh64[g, X_PCOST])
-        cuda.atomic.add(prog, PR_BICLIQUES, sh64[g, X_PBIC])
+    def flush(res, prog, sh64, g, to_host):
+        """Add what the group found since its last report to the run's counters and, when
+        ``to_host``, store their new totals in the host's copy.  Totals stored by different
+        workers can arrive out of order: the host keeps the largest it has seen."""
+        dt = sh64[g, X_PTASK]
+        dc = sh64[g, X_PCOST]
+        db = sh64[g, X_PBIC]
+        nt = cuda.atomic.add(res, RES_PROG + PR_TASKS, dt) + dt
+        nc = cuda.atomic.add(res, RES_PROG + PR_COST, dc) + dc
+        nb = cuda.atomic.add(res, RES_PROG + PR_BICLIQUES, db) + db
+        if to_host:
+            prog[PR_TASKS] = nt
+            prog[PR_COST] = nc
+            prog[PR_BICLIQUES] = nb
         sh64[g, X_PTASK] = 0
         sh64[g, X_PCOST] = 0
         sh64[g, X_PBIC] = 0
 
     @dev
-    def report(prm, prog, sh64, g):
+    def report(prm, res, prog, sh64, g):
         """A piece ended.  A first-level task counts as done when its owner's part ends
         (what it published is stolen, and thieves report their pieces' bicliques), so the
-        tasks add up to exactly the task count.  Reports wait at least P_REPORT cycles:
-        atomics on host memory cross PCIe, and workers end millions of pieces a second."""
+        tasks add up to exactly the task count.  Reports wait at least P_REPORT cycles
+        (the first one too): workers end millions of pieces a second."""
         cost = sh64[g, X_COST]
         if cost > 0:
             sh64[g, X_PTASK] += 1
             sh64[g, X_PCOST] += cost
         t = clock()
         if t >= sh64[g, X_NEXT]:
-            flush(prog, sh64, g)
+            flush(res, prog, sh64, g, True)
             sh64[g, X_NEXT] = t + prm[P_REPORT]
 
     return SimpleNamespace(tally=tally, flush=flush, report=report)
@@ -118,7 +128,7 @@ def make_run_stage(cfg, grp, fetch, stealing, searching, progress):
     @dev
     def run_stage(A, A64, prm, offU, adjU, offV, adjV, orig, tasks, ph, pb, pn, pl, ctl,
                   sh, sh64, shu, g, gl, me, phase, stage, nst, aw, nwk, task0, ntask, err,
-                  phl, acc, accf, prog):
+                  phl, acc, accf, res, prog):
         """One stage of one worker: take tasks (stage 1) or stolen pieces until none
         is left; acc collects bicliques, nodes and tasks, accf the fingerprint."""
         kst = prm[P_K]
@@ -190,7 +200,7 @@ def make_run_stage(cfg, grp, fetch, stealing, searching, progress):
                 t_last = clock()
             if gl == 0:
                 tally(acc, accf, sh64, g, c, f, nn)
-                report(prm, prog, sh64, g)
+                report(prm, res, prog, sh64, g)
             if sh[g, S_PUB] != 0:
                 break
 
@@ -248,11 +258,11 @@ def make_kernel(cfg, run_stage_warp, run_stage_block, progress):
         accf[0] = ZERO64
         for i in range(tid, NG * NS, THREADS):
             sh[i // NS, i % NS] = 0
-        if tid < NG:  # nothing to report yet, and the first report due at once
+        if tid < NG:  # nothing to report yet, and the first report due after P_REPORT cycles
             sh64[tid, X_PTASK] = 0
             sh64[tid, X_PCOST] = 0
             sh64[tid, X_PBIC] = 0
-            sh64[tid, X_NEXT] = 0
+            sh64[tid, X_NEXT] = clock() + prm[P_REPORT]
         kst = prm[P_K]
         aw = prm[P_AW]
         nwk = prm[P_NWK]
@@ -279,20 +289,20 @@ def make_kernel(cfg, run_stage_warp, run_stage_block, progress):
                     run_stage_block(arena, arena64, prm, offU, adjU, offV, adjV, orig, tasks,
                                     pool_hdr, pool_base, pool_n, pool_list, ctl, sh, sh64, shu,
                                     NW, tid, b, 0, stage, nstp, aw * NW, nb, 0, nt0, err, phl,
-                                    acc, accf, prog)
+                                    acc, accf, res, prog)
                 else:
                     run_stage_warp(arena, arena64, prm, offU, adjU, offV, adjV, orig, tasks,
                                    pool_hdr, pool_base, pool_n, pool_list, ctl, sh, sh64, shu,
                                    warp, lane, me, 1, stage, nst, aw, nwk, nt0, nt1, err, phl,
-                                   acc, accf, prog)
+                                   acc, accf, res, prog)
                 bsync()
             if phase == 0:
                 if tid == 0:
                     cuda.atomic.add(res, 3, acc[2])
-                    flush(prog, sh64, NW)
+                    flush(res, prog, sh64, NW, False)
                 grid_barrier(lane, phl)  # the warps reuse the blocks' arenas
         if lane == 0:
-            flush(prog, sh64, warp)
+            flush(res, prog, sh64, warp, False)
             cuda.atomic.add(res, 0, acc[0])
             cuda.atomic.add(res_fp, 0, accf[0])
             cuda.atomic.add(res, 1, acc[1])
