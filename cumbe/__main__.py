@@ -126,13 +126,14 @@ def main(argv=None) -> int:
            "kernel_s": None if res.stats.get("device_count") else res.algo_seconds,
            "algo_s": res.algo_seconds, "compile_s": res.compile_seconds, "stats": res.stats,
            "simulated": bool(a.simulate or os.environ.get("NUMBA_ENABLE_CUDASIM") == "1")}
+    head = f"count {res.count}  fingerprint {to_hex(res.fingerprint)}"
     if res.stats.get("device_count"):  # several devices: the wall time of them all
         busy = ", ".join(f"{x['id']}: {x['shards']} shards {x['busy_s']:.3f} s"
                          for x in res.stats["devices"])
-        print(f"count {res.count}  fingerprint {to_hex(res.fingerprint)}  wall {res.algo_seconds:.6f} s"
-              f"  ({res.stats['device']}, {res.stats['shards']} shards; busy {busy})")
+        print(f"{head}  wall {res.algo_seconds:.6f} s  ({res.stats['device']}, "
+              f"{res.stats['shards']} shards; busy {busy})")
     else:
-        print(f"count {res.count}  fingerprint {to_hex(res.fingerprint)}  kernel {res.algo_seconds:.6f} s"
+        print(f"{head}  kernel {res.algo_seconds:.6f} s"
               f"  (compile {res.compile_seconds:.2f} s, {res.stats.get('blocks')} blocks"
               f" x {res.stats.get('threads')}, {res.stats.get('device')})")
     if a.json_out:

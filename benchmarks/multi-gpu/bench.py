@@ -45,7 +45,8 @@ for p in (str(REPO), str(REPO / "benchmarks")):
         sys.path.insert(0, p)
 
 # numba's first calls of the host code (preparation, task needs, shard partition), cached
-HOST_WARM = ("import sys; sys.path[:0] = ['.', 'benchmarks']; import numpy as np, standins; from cumbe.engine import prepare_for, task_needs; "
+HOST_WARM = ("import sys; sys.path[:0] = ['.', 'benchmarks']; import numpy as np, standins; "
+             "from cumbe.engine import prepare_for, task_needs; "
              "from mbebench.shard import assign; p = prepare_for(standins.crown(4)); "
              "task_needs(p, p.rs); assign(np.ones(3), 2)")
 TARGET = 0.55  # 2-GPU time / 1-GPU time, on graphs where one GPU takes >= MIN_T1_S
@@ -155,7 +156,8 @@ def gpu_record(name: str, info: dict, r, devices, graph) -> dict:
         "device": st["device"], "shards": st["shards"],
         "bicliques": r.count, "fingerprint": to_hex(r.fingerprint),
         "expected": info.get("expected"),
-        "time_s": r.algo_seconds, "rate_per_s": r.count / r.algo_seconds if r.algo_seconds else None,
+        "time_s": r.algo_seconds,
+        "rate_per_s": r.count / r.algo_seconds if r.algo_seconds else None,
         "kernel_s_sum": st["kernel_s_sum"], "busy_s": busy,
         "busy_max_over_mean": st["busy_max_over_mean"], "startup_s": st["startup_s"],
         "prepare_s": max(d["prepare_s"] for d in st["devices"]),
@@ -341,7 +343,8 @@ def main() -> int:
             if i and t1.get(hard[0]) is not None:
                 need = 1.2 * t1[hard[0]] + phase2_need(hard[: i + 1] + [crown]) + 15
                 if need > budget.left():
-                    log(f"SKIP {name} (1 GPU): would need ~{need:.0f} s, {budget.left():.0f} s left")
+                    log(f"SKIP {name} (1 GPU): would need ~{need:.0f} s, "
+                        f"{budget.left():.0f} s left")
                     res.add({"graph": name, "kind": "hard", "devices": [0], "n_devices": 1,
                              "status": "skipped", "message": "budget"})
                     hard[i:] = []
