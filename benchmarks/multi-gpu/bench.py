@@ -32,6 +32,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -310,99 +311,113 @@ def main() -> int:
              "--parmbe-shards", str(2 * a.spd), "--parmbe-graphs", json.dumps(items)]
             + (["--tiny"] if a.tiny else []), start_new_session=True)
 
-    from cumbe.devices import DevicePool
+    pools = []
 
-    pool = DevicePool("all")
-    log(f"GPU workers ready in {pool.start_s:.1f} s: " +
-        ", ".join(f"{d}: {pool.names[d]}" for d in pool.ids))
-    if warm:
-        for w in warm:
-            w.wait()
-        log("kernel compiled:", (out / "warm.jsonl").read_text().strip()[-300:])
-    two = len(pool.ids) >= 2
-    if not two:
-        log("only one GPU: the 2-GPU runs are skipped")
-    params = cfg["params"]
-    caps = cfg["caps"]
-    t1: dict[str, float] = {}
-    pred: dict[str, float] = {}
+    def gpu_runs():
+        from cumbe.devices import DevicePool
 
-    def one_gpu(name, dev, cap):
-        rec = run_gpu(pool, res, name, graphs[name], params, [dev],
-                      min(cap, budget.left() - 10), a.spd)
-        if rec["status"] == "ok":
-            t1[name] = rec["time_s"]
-        return rec
+        pool = DevicePool("all")
+        pools.append(pool)
+        log(f"GPU workers ready in {pool.start_s:.1f} s: " +
+            ", ".join(f"{d}: {pool.names[d]}" for d in pool.ids))
+        if warm:
+            for w in warm:
+                w.wait()
+            log("kernel compiled:", (out / "warm.jsonl").read_text().strip()[-300:])
+        two = len(pool.ids) >= 2
+        if not two:
+            log("only one GPU: the 2-GPU runs are skipped")
+        params = cfg["params"]
+        caps = cfg["caps"]
+        t1: dict[str, float] = {}
+        pred: dict[str, float] = {}
 
-    def phase2_need(names) -> float:
-        """Seconds the 2-GPU runs of ``names`` take, at the target ratio, plus overheads."""
-        return sum(0.6 * (t1.get(n) or pred.get(n) or caps["hard"] * 0.5) + 8 for n in names)
+        def one_gpu(name, dev, cap):
+            rec = run_gpu(pool, res, name, graphs[name], params, [dev],
+                          min(cap, budget.left() - 10), a.spd)
+            if rec["status"] == "ok":
+                t1[name] = rec["time_s"]
+            return rec
 
-    def gpu0():
-        for i, name in enumerate(hard):
-            if i and t1.get(hard[0]) is not None:
-                need = 1.2 * t1[hard[0]] + phase2_need(hard[: i + 1] + [crown]) + 15
+        def phase2_need(names) -> float:
+            """Seconds the 2-GPU runs of ``names`` take, at the target ratio, plus overheads."""
+            return sum(0.6 * (t1.get(n) or pred.get(n) or caps["hard"] * 0.5) + 8 for n in names)
+
+        def gpu0():
+            for i, name in enumerate(hard):
+                if i and t1.get(hard[0]) is not None:
+                    need = 1.2 * t1[hard[0]] + phase2_need(hard[: i + 1] + [crown]) + 15
+                    if need > budget.left():
+                        log(f"SKIP {name} (1 GPU): would need ~{need:.0f} s, "
+                            f"{budget.left():.0f} s left")
+                        res.add({"graph": name, "kind": "hard", "devices": [0], "n_devices": 1,
+                                 "status": "skipped", "message": "budget"})
+                        hard[i:] = []
+                        return
+                one_gpu(name, 0, caps["hard"])
+
+        def gpu1():
+            dev = pool.ids[1] if two else pool.ids[0]
+            rec = one_gpu(calib, dev, 60.0)
+            if rec["status"] != "ok":
+                return
+            k = cfg["crown"] - cfg["crown_calib"]
+            # 2**k times the bicliques, each node's lists n_big / n_small times as long
+            p = rec["time_s"] * 2**k * cfg["crown"] / cfg["crown_calib"]
+            pred[crown] = p
+            need = 1.15 * p + phase2_need(hard + [crown]) + 15
+            log(f"crown: S_{cfg['crown_calib']} at {rec['rate_per_s']:.3g}/s -> S_{cfg['crown']} "
+                f"predicted {p:.0f} s on 1 GPU; phases need ~{need:.0f} s, {budget.left():.0f} s left")
+            if p > caps["crown"] or need > budget.left():
+                log(f"SKIP {crown} on 1 GPU: predicted {p:.0f} s (limit {caps['crown']:g} s), and "
+                    f"with the other runs ~{need:.0f} s of the {budget.left():.0f} s left")
+                res.add({"graph": crown, "kind": "crown", "devices": [dev], "n_devices": 1,
+                         "status": "skipped", "predicted_s": p,
+                         "message": f"predicted {p:.0f} s does not fit the budget"})
+                return
+            one_gpu(crown, dev, min(caps["crown"], 1.5 * p + 20))
+
+        threads = [threading.Thread(target=f, name=n) for f, n, on in
+                   ((gpu0, "gpu0", bool(hard)), (gpu1, "gpu1", want_crown)) if on]
+        if not two:  # one GPU: one after the other
+            for t in threads:
+                t.run()
+        else:
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+
+        if two:
+            order = hard[:1] + ([crown] if want_crown and (crown in t1 or crown in pred) else []) \
+                + hard[1:]
+            for name in order:
+                base = t1.get(name) or pred.get(name)
+                if name not in t1 and name != crown:
+                    continue  # its 1-GPU run did not finish: nothing to compare with
+                limit = min(0.8 * base + 30, budget.left() - 5)
+                run_gpu(pool, res, name, graphs[name], params, list(pool.ids), limit, a.spd)
+            # with the time left: other shard counts on the first stand-in (the default's choice)
+            for spd in (int(x) for x in re.findall(r"\d+", a.spd_extra)):
+                if not hard or hard[0] not in t1:
+                    break
+                need = 0.7 * t1[hard[0]] + 15
                 if need > budget.left():
-                    log(f"SKIP {name} (1 GPU): would need ~{need:.0f} s, "
-                        f"{budget.left():.0f} s left")
-                    res.add({"graph": name, "kind": "hard", "devices": [0], "n_devices": 1,
-                             "status": "skipped", "message": "budget"})
-                    hard[i:] = []
-                    return
-            one_gpu(name, 0, caps["hard"])
+                    log(f"no time left for {hard[0]} with {spd} shards per device")
+                    break
+                run_gpu(pool, res, hard[0], graphs[hard[0]], params, list(pool.ids),
+                        min(0.8 * t1[hard[0]] + 30, budget.left() - 5), spd)
+        pool.close()
 
-    def gpu1():
-        dev = pool.ids[1] if two else pool.ids[0]
-        rec = one_gpu(calib, dev, 60.0)
-        if rec["status"] != "ok":
-            return
-        k = cfg["crown"] - cfg["crown_calib"]
-        # 2**k times the bicliques, each node's lists n_big / n_small times as long
-        p = rec["time_s"] * 2**k * cfg["crown"] / cfg["crown_calib"]
-        pred[crown] = p
-        need = 1.15 * p + phase2_need(hard + [crown]) + 15
-        log(f"crown: S_{cfg['crown_calib']} at {rec['rate_per_s']:.3g}/s -> S_{cfg['crown']} "
-            f"predicted {p:.0f} s on 1 GPU; phases need ~{need:.0f} s, {budget.left():.0f} s left")
-        if p > caps["crown"] or need > budget.left():
-            log(f"SKIP {crown} on 1 GPU: predicted {p:.0f} s (limit {caps['crown']:g} s), and "
-                f"with the other runs ~{need:.0f} s of the {budget.left():.0f} s left")
-            res.add({"graph": crown, "kind": "crown", "devices": [dev], "n_devices": 1,
-                     "status": "skipped", "predicted_s": p,
-                     "message": f"predicted {p:.0f} s does not fit the budget"})
-            return
-        one_gpu(crown, dev, min(caps["crown"], 1.5 * p + 20))
-
-    threads = [threading.Thread(target=f, name=n) for f, n, on in
-               ((gpu0, "gpu0", bool(hard)), (gpu1, "gpu1", want_crown)) if on]
-    if not two:  # one GPU: one after the other
-        for t in threads:
-            t.run()
-    else:
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-
-    if two:
-        order = hard[:1] + ([crown] if want_crown and (crown in t1 or crown in pred) else []) \
-            + hard[1:]
-        for name in order:
-            base = t1.get(name) or pred.get(name)
-            if name not in t1 and name != crown:
-                continue  # its 1-GPU run did not finish: nothing to compare with
-            limit = min(0.8 * base + 30, budget.left() - 5)
-            run_gpu(pool, res, name, graphs[name], params, list(pool.ids), limit, a.spd)
-        # with the time left: other shard counts on the first stand-in (the default's choice)
-        for spd in (int(x) for x in a.spd_extra.split(",") if x.strip()):
-            if not hard or hard[0] not in t1:
-                break
-            need = 0.7 * t1[hard[0]] + 15
-            if need > budget.left():
-                log(f"no time left for {hard[0]} with {spd} shards per device")
-                break
-            run_gpu(pool, res, hard[0], graphs[hard[0]], params, list(pool.ids),
-                    min(0.8 * t1[hard[0]] + 30, budget.left() - 5), spd)
-    pool.close()
+    try:
+        gpu_runs()
+    except Exception as e:  # noqa: BLE001 - recorded; ParMBE and the report go on
+        log(f"ERROR in the GPU runs: {type(e).__name__}: {e}")
+        res.add({"kind": "error", "graph": "GPU runs", "status": "error",
+                 "message": f"{type(e).__name__}: {e}",
+                 "trace": traceback.format_exc()[-2000:]})
+        for p in pools:
+            p.terminate()
 
     if pm is not None:
         left = max(1.0, budget.left())
@@ -430,7 +445,7 @@ def _cell(x, f="{:.2f}") -> str:
 
 def report(res: Results, out: Path, a) -> None:
     """results.md: one line per graph; and the checks, printed last."""
-    rows = [r for r in res.rows if r.get("kind") != "meta"]
+    rows = [r for r in res.rows if r.get("kind") not in ("meta", "error")]
     pm_rows = []
     if (out / "parmbe.jsonl").is_file():
         pm_rows = [json.loads(x) for x in (out / "parmbe.jsonl").read_text().splitlines() if x]
@@ -499,6 +514,7 @@ def report(res: Results, out: Path, a) -> None:
     other = [f"{r['graph']} on {r.get('n_devices', '?')} GPU(s): {r['status']}"
              + (f" ({r.get('message')})" if r.get("message") else "")
              for r in rows if r.get("status") not in (None, "ok")]
+    other += [f"{r['graph']}: {r['message']}" for r in res.rows if r.get("kind") == "error"]
     if other:
         lines += ["", "Not run to the end: " + "; ".join(other)]
     text = "\n".join(lines) + "\n"
