@@ -12,14 +12,16 @@
   ONCE (:func:`cumbe.engine.prepare_for`), computes the same partition of the
   first-level tasks into ``n`` shards (:func:`mbebench.shard.assign`, LPT by estimated
   cost, as ``shard: "i/n"`` does), loads the kernel, and reports ready.
-* Once every worker is ready the parent puts the shard indices in one queue, largest
-  estimated cost first, and the devices take the next one as they finish (a dynamic
-  queue, not a static split); each shard is one :func:`cumbe.engine.run` on the
-  reused preparation.  ``n`` = ``shards_per_device`` x devices; one device runs one
-  shard (one kernel: nothing to balance).
+* Once every worker is ready the parent keeps the shard indices in one queue, largest
+  estimated cost first, and hands each device the next one when it reports the last one
+  done (a dynamic queue over one pipe per worker, not a static split); each shard is one
+  :func:`cumbe.engine.run` on the reused preparation.  ``n`` = ``shards_per_device`` x
+  devices; one device runs one shard (one kernel: nothing to balance).
 * The parent sums the counts (Python int) and the fingerprints (mod 2**64).  A failure
-  on any device, or a worker that dies, stops every worker and raises one line naming
-  the graph, the device and the shard: there is no partial count.
+  on any device, or a worker that dies (its pipe closes), stops the run's workers and
+  raises one line naming the graph, the device and the shard: there is no partial
+  count.  A later run of the pool starts stopped workers again; runs on disjoint device
+  subsets may go on at once from different threads (the benchmark's 1-GPU runs).
 
 Time: the result's ``algo_seconds`` is ``stats["wall_s"]``, the wall time of the whole
 multi-GPU computation, from the moment every device had prepared the graph and loaded
