@@ -3,6 +3,7 @@
     python benchmarks/standins.py --list
     python benchmarks/standins.py --preset BookCrossing --seed 1 --scale 1.0 --out DIR
     python benchmarks/standins.py --all [--seeds 1,2,3] [--scale 0.05] --out DIR
+    python benchmarks/standins.py --crown 33 --out DIR    # S_33: 2**33 - 2 bicliques
 
 Each graph is written as ``DIR/<preset>-s<seed>-x<scale>.csr`` (through
 :func:`mbebench.csr.write_csr`) with a JSON sidecar ``.json`` beside it holding the
@@ -131,7 +132,17 @@ VARIANTS: dict[str, dict] = {
     "-g2.2": {"exponent_left": 2.2, "exponent_right": 2.2},
     "-g3.0": {"exponent_left": 3.0, "exponent_right": 3.0},
     "-blocks": {"blocks": "auto"},
+    "-hard": {"blocks": "hard"},
 }
+# "-hard": 400 blocks of 40 x 40 vertices, edge probability 0.8, members from pools of 40,000
+# vertices per side (0.4 memberships per pool vertex).  Alone, such a block has 3.7e6 maximal
+# bicliques (iMBEA, 6 seeds: 2.98e6 to 5.26e6); overlapping blocks add some: at scale 0.05
+# (20 blocks, pools of 2,000, the same overlap) IMDB-actor-hard has 1.00e8 and
+# BookCrossing-hard 9.5e7 (seed 1), so about 2e9 at scale 1, nearly independent of the dataset
+# and the seed (a sum of 400 blocks), spread over thousands of first-level tasks of similar
+# size: the multi-GPU benchmark's graphs (benchmarks/multi-gpu).
+HARD_BLOCKS = Blocks(count=400, left_size=(40, 40), right_size=(40, 40), p=(0.8, 0.8),
+                     pool_left=40_000, pool_right=40_000)
 
 
 def _auto_blocks(n_edges: int) -> Blocks:
@@ -178,6 +189,8 @@ def preset_params(
     base.update(overrides)
     if base["blocks"] == "auto":
         base["blocks"] = _auto_blocks(base["n_edges"])
+    elif base["blocks"] == "hard":
+        base["blocks"] = HARD_BLOCKS
 
     def cap(c, exponent):
         if cap_scaling == "none":
@@ -324,6 +337,9 @@ def generate(p: Params) -> tuple[CSRGraph, dict]:
     block_info = None
     if p.blocks is not None and p.blocks.count > 0:
         bkeys, block_info = _blocks(p, el, er, rng)
+        if bkeys.size > m:
+            raise ValueError(f"{p.preset}: the planted blocks alone have {bkeys.size:,} edges, "
+                             f"more than |E| = {m:,}; take a larger dataset or scale")
     else:
         bkeys = np.empty(0, np.int64)
     keys = bkeys
@@ -398,6 +414,25 @@ def _csr(left: np.ndarray, right: np.ndarray, n_left: int, n_right: int) -> CSRG
     return CSRGraph(n_left, n_right, int(li.size), lo, li, ro, ri)
 
 
+def crown(n: int) -> CSRGraph:
+    """The crown graph S_n: K_{n,n} minus a perfect matching (left i ~ right j iff i != j).
+
+    Its maximal bicliques are exactly (X, {j : j not in X}) for every nonempty proper
+    subset X of the left side: :func:`crown_bicliques` = 2**n - 2 of them, so a count
+    above 2**32 (n >= 33) from a graph of 2n vertices checks every count path for
+    32-bit truncation."""
+    n = int(n)
+    if n < 2:
+        raise ValueError(f"the crown graph needs n >= 2, not {n}")
+    i, j = np.nonzero(~np.eye(n, dtype=bool))
+    return _csr(i.astype(np.int64), j.astype(np.int64), n, n)
+
+
+def crown_bicliques(n: int) -> int:
+    """The number of maximal bicliques of :func:`crown` ``(n)``: 2**n - 2 (a Python int)."""
+    return 2 ** int(n) - 2
+
+
 def degree_stats(offsets: np.ndarray) -> dict:
     d = np.diff(np.asarray(offsets)).astype(np.int64)
     return {
@@ -458,8 +493,19 @@ def main(argv=None) -> int:
     ap.add_argument("--exponent", type=float, help="override both sides' exponent")
     ap.add_argument("--cap", type=int, help="override both sides' cap (at scale 1)")
     ap.add_argument("--blocks", type=int, help="planted blocks at scale 1 (0: none)")
+    ap.add_argument("--crown", type=int, metavar="N",
+                    help="write the crown graph S_N (2**N - 2 maximal bicliques) as "
+                         "DIR/crown-N.csr instead")
     ap.add_argument("--out", type=Path)
     a = ap.parse_args(argv)
+    if a.crown is not None:
+        if a.out is None:
+            ap.error("--crown needs --out DIR")
+        a.out.mkdir(parents=True, exist_ok=True)
+        path = a.out / f"crown-{a.crown}.csr"
+        write_csr(crown(a.crown), path)
+        print(f"{path}  S_{a.crown}: {crown_bicliques(a.crown):,} maximal bicliques")
+        return 0
     if a.list:
         for name in preset_names():
             p = preset_params(name, scale=a.scale, cap_scaling=a.cap_scaling)

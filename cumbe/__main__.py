@@ -62,6 +62,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="only shard I of N of the first-level tasks, balanced by estimated cost "
                         "(the N shards' counts and fingerprints sum to the whole run's; "
                         "default 0/1: all)")
+    r.add_argument("--devices", default=d["devices"], metavar="all|N|IDS",
+                   help="run on several GPUs of this node: 'all', a count N (the first N), or "
+                        "device ids '0,1'; shards of the first-level tasks go to the devices "
+                        "from one queue, and the time printed is the wall time of the whole "
+                        "computation (default: the current device, one kernel)")
+    r.add_argument("--shards-per-device", type=int, default=d["shards_per_device"], metavar="S",
+                   help="with --devices: shards per device in the queue (default %(default)s)")
     r.add_argument("--instrument", action="store_true",
                    help="the instrumented build: per-warp busy time and per-phase cycles")
     r.add_argument("--simulate", action="store_true",
@@ -79,8 +86,13 @@ def main(argv=None) -> int:
     from mbebench.csr import CSRError, read_csr
     from mbebench.shard import parse as parse_shard
 
+    from cumbe.spec import parse_devices
+
     try:
         parse_shard(a.shard)  # before the graph is read: a typo fails at once
+        parse_devices(a.devices)
+        if a.shards_per_device < 1:
+            raise ValueError(f"--shards-per-device must be >= 1, not {a.shards_per_device}")
     except ValueError as e:  # one line naming the string
         print(f"error: {e}", file=sys.stderr)
         return 1
@@ -98,11 +110,11 @@ def main(argv=None) -> int:
     try:
         res = run(g, variant=a.variant, k=a.k, blocks=a.blocks, threads=a.threads,
                   side=a.side, instrument=a.instrument, device_memory_gib=a.device_memory_gib,
-                  shard=a.shard)
+                  shard=a.shard, devices=a.devices, shards_per_device=a.shards_per_device)
     except EngineSkipped as e:
         print(f"skipped: {e} (--simulate runs the CUDA simulator)", file=sys.stderr)
         return 2
-    except (DeviceMemoryError, LaunchError, DeviceError) as e:  # one line naming the graph
+    except (DeviceMemoryError, LaunchError, DeviceError, ValueError) as e:  # one line
         print(f"error: {e}", file=sys.stderr)
         if "unusable until the process exits" in str(e):
             # numba would free the run's device arrays at exit, and every cuMemFree on the
@@ -111,11 +123,19 @@ def main(argv=None) -> int:
             os._exit(1)
         return 1
     out = {"graph": a.graph, "count": res.count, "fingerprint": to_hex(res.fingerprint),
-           "kernel_s": res.algo_seconds, "compile_s": res.compile_seconds, "stats": res.stats,
+           "kernel_s": None if res.stats.get("device_count") else res.algo_seconds,
+           "algo_s": res.algo_seconds, "compile_s": res.compile_seconds, "stats": res.stats,
            "simulated": bool(a.simulate or os.environ.get("NUMBA_ENABLE_CUDASIM") == "1")}
-    print(f"count {res.count}  fingerprint {to_hex(res.fingerprint)}  kernel {res.algo_seconds:.6f} s"
-          f"  (compile {res.compile_seconds:.2f} s, {res.stats.get('blocks')} blocks"
-          f" x {res.stats.get('threads')}, {res.stats.get('device')})")
+    head = f"count {res.count}  fingerprint {to_hex(res.fingerprint)}"
+    if res.stats.get("device_count"):  # several devices: the wall time of them all
+        busy = ", ".join(f"{x['id']}: {x['shards']} shards {x['busy_s']:.3f} s"
+                         for x in res.stats["devices"])
+        print(f"{head}  wall {res.algo_seconds:.6f} s  ({res.stats['device']}, "
+              f"{res.stats['shards']} shards; busy {busy})")
+    else:
+        print(f"{head}  kernel {res.algo_seconds:.6f} s"
+              f"  (compile {res.compile_seconds:.2f} s, {res.stats.get('blocks')} blocks"
+              f" x {res.stats.get('threads')}, {res.stats.get('device')})")
     if a.json_out:
         with open(a.json_out, "w") as f:
             json.dump(out, f, indent=1)

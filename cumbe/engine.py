@@ -19,7 +19,8 @@ from cumbe import grid as GR
 from cumbe import launch as L
 from cumbe import layout
 from cumbe import progress as PG
-from cumbe.prepare import prepare, shard_of
+from cumbe.prepare import Prepared, choose_side, prepare, shard_of
+from cumbe.spec import SHARDS_PER_DEVICE
 from cumbe.variants import ABLATIONS
 from mbebench import shard as SH
 from mbebench.csr import CSRGraph
@@ -64,6 +65,9 @@ def run(
     warp_arena_words: int = 0,
     idle_fraction: float = 0.0,
     shard: str = SH.WHOLE,
+    devices: int | str | list | None = None,
+    shards_per_device: int = SHARDS_PER_DEVICE,
+    prepared: Prepared | None = None,
 ) -> EngineResult:
     """Count and fingerprint the maximal bicliques of ``graph`` on the GPU (or in numba's
     simulator).  The config parameters are declared, with their defaults and limits, in
@@ -77,7 +81,13 @@ def run(
     ``side``: which side the candidates come from; ``device_memory_gib``: use at most this
     much device memory (default: the ``CUMBE_DEVICE_MEMORY_GIB`` environment variable, else
     all that is free); ``shard`` "i/n": only shard i of n of the first-level tasks
-    (:func:`cumbe.prepare.shard_of`; the kernel gets the shorter task list).  Test
+    (:func:`cumbe.prepare.shard_of`; the kernel gets the shorter task list).
+    ``devices`` ("all", a count, or device ids; :func:`cumbe.spec.parse_devices`): run on
+    those GPUs of the node, ``shards_per_device`` shards each taken from one queue
+    (:mod:`cumbe.devices`; the result's time is the wall time of the whole computation);
+    None: the current device, one kernel.  ``prepared``: the host preparation of this
+    graph for this side and variant (:func:`prepare_for`), e.g. one preparation reused for
+    several shards (then ``prepare_s`` is only the shard's selection).  Test
     switches: ``eager_steal`` (1: raise the stop signal after every fetch, so that
     publishing and stealing run on any grid; e >= 2: publish only from level e - 1 down)
     and ``warp_arena_words`` (cap the warp arena, so that tasks run block-wide); tuning:
@@ -105,9 +115,19 @@ def run(
     cap = _memory_cap(device_memory_gib)
     SH.parse(shard)  # a bad shard fails before the preparation
     PG.interval_s()  # and so does a bad CUMBE_PROGRESS_S
+    if devices is not None:
+        from cumbe import devices as D
+
+        return D.run(graph, devices, shards_per_device=shards_per_device, shard=shard,
+                     params=dict(variant=variant, k=k, blocks=blocks, threads=threads,
+                                 instrument=instrument, side=side,
+                                 device_memory_gib=device_memory_gib, eager_steal=eager_steal,
+                                 warp_arena_words=warp_arena_words,
+                                 idle_fraction=idle_fraction))
 
     t0 = time.perf_counter()
-    prep, shard_stats = shard_of(prepare(graph, side, rs), shard)
+    prep, shard_stats = shard_of(prepare(graph, side, rs) if prepared is None
+                                 else _reused(prepared, graph, side, rs), shard)
     needs = task_needs(prep, rs)
     warps = threads // K.WARP
     stats = {
@@ -253,6 +273,23 @@ def run(
 
 def _clock_hz(cuda) -> float:
     return float(cuda.get_current_device().CLOCK_RATE) * 1e3  # kHz -> Hz
+
+
+def prepare_for(graph: CSRGraph, variant: str = "cuMBE", side: str = "auto") -> Prepared:
+    """The host preparation :func:`run` makes for ``variant`` and ``side``, to pass back
+    as ``prepared`` (one preparation for several shards of one graph)."""
+    if variant not in VARIANTS:
+        raise ValueError(f"unknown cuMBE variant {variant!r} (known: {', '.join(VARIANTS)})")
+    return prepare(graph, side, VARIANTS[variant][0])
+
+
+def _reused(prep: Prepared, graph: CSRGraph, side: str, rs: bool) -> Prepared:
+    if (prep.rs != rs or prep.cand_left != choose_side(graph, side)
+            or (prep.n_u, prep.n_v) != ((graph.n_left, graph.n_right) if prep.cand_left
+                                        else (graph.n_right, graph.n_left))):
+        raise ValueError("prepared is not this graph's preparation for this side and variant "
+                         "(cumbe.engine.prepare_for)")
+    return prep
 
 
 def task_needs(prep, rs: bool) -> np.ndarray:

@@ -116,6 +116,7 @@ class Prepared:
     n_higher: np.ndarray  # int64, candidates of higher rank (bounds the slots)
     task_dv: np.ndarray  # int64, the longest neighbour list among the task's neighbours
     n_twins: int
+    rs: bool = True  # prepared for reverse scanning (False: noRS's whole 2-hop slots)
 
     @property
     def n_u(self) -> int:
@@ -153,7 +154,20 @@ def prepare(graph: CSRGraph, side: str = "auto", rs: bool = True) -> Prepared:
                                                                       np.int64)
     return Prepared(noffU, nadjU, offV, nadjV, orig, cand_left, tasks, deg[tasks].astype(np.int64),
                     wedges[order].astype(np.int64), n_higher, dv[tasks].astype(np.int64),
-                    int(np.count_nonzero(deg > 0) - cand.size))
+                    int(np.count_nonzero(deg > 0) - cand.size), bool(rs))
+
+
+def task_costs(prep: Prepared) -> np.ndarray:
+    """The estimated cost of every task (wedges + degree): what :func:`prepare` orders them
+    by and what shards are balanced by."""
+    return prep.task_wedges + prep.task_deg
+
+
+def take(prep: Prepared, picked: np.ndarray) -> Prepared:
+    """``prep`` with only the tasks at indices ``picked`` (ascending: still in cost order)."""
+    return replace(prep, tasks=prep.tasks[picked], task_deg=prep.task_deg[picked],
+                   task_wedges=prep.task_wedges[picked], n_higher=prep.n_higher[picked],
+                   task_dv=prep.task_dv[picked])
 
 
 def shard_of(prep: Prepared, shard: str) -> tuple[Prepared, dict]:
@@ -162,9 +176,6 @@ def shard_of(prep: Prepared, shard: str) -> tuple[Prepared, dict]:
     shard stats.  Everything else (the renumbered graph, twins) is the whole graph's: a
     task reads all of it."""
     i, n = SH.parse(shard)
-    costs = prep.task_wedges + prep.task_deg
+    costs = task_costs(prep)
     picked = SH.select(costs, i, n)
-    sub = replace(prep, tasks=prep.tasks[picked], task_deg=prep.task_deg[picked],
-                  task_wedges=prep.task_wedges[picked], n_higher=prep.n_higher[picked],
-                  task_dv=prep.task_dv[picked])
-    return sub, SH.stats(shard, costs, picked)
+    return take(prep, picked), SH.stats(shard, costs, picked)

@@ -7,12 +7,84 @@ heavy (no numba): the Snakefile reads it on every start.
 
 from __future__ import annotations
 
+import os
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
 from mbebench.spec import SHARD, EngineSpec, Param
 
 from cumbe.variants import ABLATIONS, VARIANTS
 # candidate side: auto (larger sum of squared degrees), smaller (the paper's rule), left, right
 SIDES: tuple[str, ...] = ("auto", "smaller", "left", "right")
 WARP = 32
+# ``devices``: shards per device of a run on several GPUs (cumbe.devices)
+SHARDS_PER_DEVICE = 8
+_DEVICES = re.compile(r"^\s*(all|\d+|\d+\s*(,\s*\d+\s*)*,?)\s*$")
+# the config schema's form of a devices string (a YAML number is an int; a list is a sweep)
+DEVICES_PATTERN = r"^(all|[0-9]+|[0-9]+(,[0-9]+)*,?)$"
+
+
+def parse_devices(value: Any) -> None | str | int | tuple[int, ...]:
+    """The ``devices`` parameter in one form: None (the current device, one kernel, as
+    without the parameter), ``"all"``, a count (int >= 1) or a tuple of device ids.
+
+    Accepted: None; ``"all"``; an int count; a string of digits (a count, as
+    ``--devices 2``); a comma list ``"0,1"`` or ``"1,"`` (device ids); a list of ids.  A
+    ValueError naming the value otherwise."""
+    if value is None:
+        return None
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool):
+        pass
+    elif isinstance(value, int):
+        if value >= 1:
+            return value
+    elif isinstance(value, str):
+        m = _DEVICES.match(value)
+        if m:
+            text = value.strip()
+            if text == "all":
+                return "all"
+            if "," not in text:
+                if int(text) >= 1:
+                    return int(text)
+            else:
+                ids = tuple(int(x) for x in text.split(",") if x.strip())
+                if len(set(ids)) == len(ids):
+                    return ids
+    elif isinstance(value, Sequence) and value and all(
+            isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in value):
+        ids = tuple(int(x) for x in value)
+        if len(set(ids)) == len(ids):
+            return ids
+    raise ValueError(f"devices must be 'all', a count >= 1, or distinct device ids ('0,1' or "
+                     f"a list), not {value!r}")
+
+
+def visible_gpus() -> int:
+    """GPUs this machine shows, without CUDA: CUDA_VISIBLE_DEVICES when set, else the
+    NVIDIA driver's /proc entries; 0 when neither says."""
+    env = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if env is not None:
+        return len([x for x in env.split(",") if x.strip() and not x.strip().startswith("-")])
+    try:
+        return len(os.listdir("/proc/driver/nvidia/gpus"))
+    except OSError:
+        return 0
+
+
+def gpus_of(params: Mapping[str, Any]) -> int:
+    """GPUs a run with these parameters takes (the pipeline's ``gpu`` resource): 1 for
+    the default, the count, the ids listed, or for ``"all"`` the GPUs of the machine
+    that makes the plan (at least 1; on a cluster give a count instead)."""
+    d = parse_devices(params.get("devices"))
+    if d is None:
+        return 1
+    if d == "all":
+        return max(1, visible_gpus())
+    return d if isinstance(d, int) else len(d)
 
 SPEC = EngineSpec(
     name="cumbe",
@@ -22,6 +94,7 @@ SPEC = EngineSpec(
         "1 CPU and 1 GPU; 'threads' here are CUDA threads per block.",
     variant="variant",
     gpu=True,
+    gpus=gpus_of,
     cpus=1,
     simulator_env={"NUMBA_ENABLE_CUDASIM": "1"},
     params=(
@@ -47,5 +120,14 @@ SPEC = EngineSpec(
                   "3090's share on a larger card); null = no cap (the CUMBE_DEVICE_MEMORY_GIB "
                   "environment variable may set one); the grid shrinks to fit it."),
         SHARD,
+        Param("devices", (int, str), None, nullable=True, minimum=1, pattern=DEVICES_PATTERN,
+              doc="GPUs of the node to run on: null = the current device (one kernel); 'all'; "
+                  "a count n (the first n); or device ids '0,1'. With devices, the run's "
+                  "first-level tasks are split into shards (cost-balanced, largest first) that "
+                  "the devices take from one queue; its time is the wall time of the whole "
+                  "multi-GPU computation. The run asks Snakemake for that many GPUs."),
+        Param("shards_per_device", int, SHARDS_PER_DEVICE, minimum=1,
+              doc="With devices (more than one): shards per device in the queue (more: "
+                  "better balance, more kernel launches). One device runs one shard."),
     ),
 )

@@ -183,7 +183,7 @@ def engine_runs(config: dict, name: str, cores: int) -> list[RunSpec]:
         runs.append(RunSpec(
             run_id, name, label, params, entry=spec.entry, command=spec.command,
             input=spec.input, variant=spec.variant_of(params), timed=timed,
-            threads=spec.cpus_for(params), gpu=int(spec.gpu),
+            threads=spec.cpus_for(params), gpu=spec.gpus_for(params, f"engines.{name}"),
             # a probe is for plots and the agreement check: one run is enough
             repeats=common["repeats"] if timed else 1, timeout_s=common["timeout_s"],
             env=dict(spec.simulator_env or {}) if options.get("simulate") else {},

@@ -19,7 +19,7 @@ import itertools
 import json
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -72,7 +72,8 @@ class Param:
     """
 
     name: str
-    type: type | None  # int, float, bool, str; None: any JSON value, unchecked
+    # int, float, bool, str, or a tuple of them (e.g. (int, str)); None: any JSON value, unchecked
+    type: type | tuple | None
     default: Any
     doc: str = ""
     choices: tuple = ()
@@ -114,9 +115,11 @@ class Param:
 
     def value_schema(self) -> dict:
         s: dict[str, Any] = {}
-        t = _TYPES.get(self.type)
+        t = ([_TYPES[x] for x in self.type] if isinstance(self.type, tuple)
+             else _TYPES.get(self.type))
         if t:
-            s["type"] = [t, "null"] if self.nullable else t
+            t = t if isinstance(t, list) else [t]
+            s["type"] = [*t, "null"] if self.nullable else (t if len(t) > 1 else t[0])
         if self.choices:
             s["enum"] = [*self.choices, *([None] if self.nullable else [])]
         for key, val in (("minimum", self.minimum), ("maximum", self.maximum),
@@ -183,6 +186,8 @@ class EngineSpec:
     variant: str | None = None  # the parameter whose value is the row's "variant"
     gpu: bool = False
     cpus: int | str = 1  # CPUs of one run: a number, or the parameter that gives it
+    # GPUs of one run (Snakemake's ``gpu`` resource) from its parameters; None: 1 if ``gpu``
+    gpus: Callable[[Mapping[str, Any]], int] | None = field(default=None, compare=False)
     simulator_env: Mapping[str, str] | None = None  # environment of a run with simulate: true
     open_params: bool = False  # takes any parameter (a function with **kwargs)
     _validator: Any = field(default=None, init=False, repr=False, compare=False)
@@ -319,6 +324,18 @@ class EngineSpec:
 
     def cpus_for(self, params: Mapping[str, Any]) -> int:
         return int(params[self.cpus]) if isinstance(self.cpus, str) else int(self.cpus)
+
+    def gpus_for(self, params: Mapping[str, Any], where: str | None = None) -> int:
+        """GPUs one run with ``params`` takes (0 for a CPU engine); a ConfigError naming
+        ``where`` when the parameters cannot say."""
+        if not self.gpu:
+            return 0
+        if self.gpus is None:
+            return 1
+        try:
+            return int(self.gpus(params))
+        except ValueError as e:
+            raise ConfigError(f"{where or f'engine {self.name}'}: {e}") from None
 
     def timed(self, params: Mapping[str, Any]) -> bool:
         """False for a measurement probe (an untimed parameter set to true)."""

@@ -53,6 +53,13 @@ def _bad_and_good(p: Param) -> tuple[list, list]:
         bad += [7, "no-such-choice"] if p.choices else [7]
     elif p.type is bool:
         bad.append("yes")
+    elif isinstance(p.type, tuple):  # e.g. cuMBE's devices: a count, or a string of a form
+        bad.append(True)
+        if int in p.type and p.minimum is not None:
+            good.append(p.minimum)
+            bad.append(p.minimum - 1)
+        if str in p.type and p.pattern:
+            bad.append("no such value!")
     if not p.nullable and p.type is not None:
         bad.append(None)
     return bad, [v for v in good if v is not None or p.nullable]

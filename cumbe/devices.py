@@ -1,0 +1,557 @@
+"""cuMBE on several GPUs of one node (the ``devices`` parameter): shards from one queue.
+
+    run(graph, devices="all", shards_per_device=8, params={...}) -> EngineResult
+    with DevicePool("all") as pool:          # warm workers, reusable across graphs
+        pool.run(graph, params, devices=[0]) # a subset of the pool's devices
+
+* One worker process per device (``spawn``: numba and fork do not mix).  A GPU worker
+  sets ``CUDA_VISIBLE_DEVICES`` to its device before numba touches CUDA, so it sees
+  that one device as device 0 (ids are positions in the parent's own visible list).
+* A run sends every participating worker the job; each one reads the graph (the CSR
+  file by path, mapped; an in-memory graph is pickled), makes the host preparation
+  ONCE (:func:`cumbe.engine.prepare_for`), computes the same partition of the
+  first-level tasks into ``n`` shards (:func:`mbebench.shard.assign`, LPT by estimated
+  cost, as ``shard: "i/n"`` does), loads the kernel, and reports ready.
+* Once every worker is ready the parent keeps the shard indices in one queue, largest
+  estimated cost first, and hands each device the next one when it reports the last one
+  done (a dynamic queue over one pipe per worker, not a static split); each shard is one
+  :func:`cumbe.engine.run` on the reused preparation.  ``n`` = ``shards_per_device`` x
+  devices; one device runs one shard (one kernel: nothing to balance).
+* The parent sums the counts (Python int) and the fingerprints (mod 2**64).  A failure
+  on any device, or a worker that dies (its pipe closes), stops the run's workers and
+  raises one line naming the graph, the device and the shard: there is no partial
+  count.  A later run of the pool starts stopped workers again; runs on disjoint device
+  subsets may go on at once from different threads (the benchmark's 1-GPU runs).
+
+Time: the result's ``algo_seconds`` is ``stats["wall_s"]``, the wall time of the whole
+multi-GPU computation, from the moment every device had prepared the graph and loaded
+the kernel to the last shard's result (every shard's host setup, copies and kernel, and
+the devices' idle time at the end).  ``stats["kernel_s_sum"]`` sums the shards' kernel
+seconds over all devices: device time, not comparable with one run's kernel seconds.
+``stats["total_wall_s"]`` adds the workers' start, graph preparation and kernel load.
+
+Balance: a shard is a set of whole first-level tasks, so one task that holds more than
+1/devices of the work bounds the speed-up (the kernel's entry point is the first-level
+task; splitting a heavy task's second-level children would need a kernel entry for
+them).  ``stats["max_task_cost_share"]`` (estimated) and the per-device busy times show
+it; the queue takes the largest shards first so that such a task starts at once.
+
+In numba's CUDA simulator there is one fake device; ``CUMBE_SIM_DEVICES=N`` gives N,
+whose workers run the simulator and only record their id (tests).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import multiprocessing as mp
+import os
+import signal
+import threading
+import time
+from multiprocessing import connection as mp_connection
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from cumbe import launch as L
+from cumbe.spec import SHARDS_PER_DEVICE, parse_devices
+from mbebench import shard as SH
+from mbebench.engine import EngineResult, EngineSkipped
+
+SIM_DEVICES_ENV = "CUMBE_SIM_DEVICES"
+# Test hook: "<device id>:raise" (the worker's first shard raises a LaunchError) or
+# "<device id>:exit" (the worker process exits at once when it takes its first shard).
+FAULT_ENV = "CUMBE_TEST_DEVICE_FAULT"
+START_METHOD = "spawn"
+MASK64 = (1 << 64) - 1
+POLL_S = 0.2
+STOP_GRACE_S = 10.0
+TIME_NOTE = (
+    "algo_seconds = wall_s: wall time of the whole multi-GPU computation, from the moment "
+    "every device had prepared the graph and loaded the kernel to the last shard's result "
+    "(every shard's host setup, copies and kernel, and the devices' idle time at the end); "
+    "kernel_s_sum: the shards' kernel seconds summed over all devices (device time, not "
+    "comparable with one run's kernel seconds); total_wall_s: wall_s plus the workers' "
+    "start, graph preparation and kernel load")
+_ERRORS = {c.__name__: c for c in (L.LaunchError, L.DeviceMemoryError, L.DeviceError,
+                                    EngineSkipped, ValueError, TypeError)}
+
+
+def _sim() -> bool:
+    return os.environ.get("NUMBA_ENABLE_CUDASIM", "0") not in ("", "0")
+
+
+def available(sim: bool | None = None) -> int:
+    """Devices a pool can use: the CUDA devices this process sees (no context is made),
+    or in the simulator ``$CUMBE_SIM_DEVICES`` (default 1)."""
+    if _sim() if sim is None else sim:
+        return max(1, int(os.environ.get(SIM_DEVICES_ENV, "1") or 1))
+    from numba import cuda
+
+    if not cuda.is_available():
+        return 0
+    return len(cuda.gpus)
+
+
+def resolve(devices: Any, n_available: int) -> list[int]:
+    """Device ids (positions among the visible devices) of a ``devices`` value."""
+    d = parse_devices(devices)
+    if n_available < 1:
+        raise EngineSkipped("no CUDA device")
+    if d is None:
+        return [0]
+    if d == "all":
+        return list(range(n_available))
+    if isinstance(d, int):
+        if d > n_available:
+            raise ValueError(f"devices={d}: only {n_available} CUDA device(s) visible")
+        return list(range(d))
+    bad = [i for i in d if i >= n_available]
+    if bad:
+        raise ValueError(f"devices={','.join(map(str, d))}: no device {bad[0]} (only "
+                         f"{n_available} visible, ids 0..{n_available - 1})")
+    return list(d)
+
+
+def _visible(ids: Sequence[int]) -> list[str]:
+    """What each worker's CUDA_VISIBLE_DEVICES is set to: the parent's own entry."""
+    env = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if env is None:
+        return [str(i) for i in ids]
+    entries = [x.strip() for x in env.split(",") if x.strip()]
+    return [entries[i] for i in ids]
+
+
+def shard_count(n_devices: int, shards_per_device: int = SHARDS_PER_DEVICE) -> int:
+    """Shards of a run on ``n_devices``: one for one device, else ``shards_per_device``
+    per device."""
+    if int(shards_per_device) < 1:
+        raise ValueError(f"shards_per_device must be >= 1, not {shards_per_device!r}")
+    return 1 if n_devices == 1 else int(shards_per_device) * n_devices
+
+
+# ----------------------------------------------------------------------------- worker
+
+def _tiny():
+    """The graph of a GPU worker's warm-up launch: one edge."""
+    from mbebench.csr import from_edges
+
+    return from_edges(np.array([0]), np.array([0]), 1, 1)
+
+
+def _set_pdeathsig() -> None:
+    with contextlib.suppress(Exception):
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+
+
+def _fault(dev: int) -> str | None:
+    spec = os.environ.get(FAULT_ENV, "")
+    if ":" in spec:
+        d, mode = spec.split(":", 1)
+        if d.strip() == str(dev):
+            return mode.strip()
+    return None
+
+
+def _load_kernel(cuda, params: dict, sim: bool) -> float:
+    """Compile (or load from numba's cache) the kernel the shards will launch."""
+    from cumbe import buffers as B
+    from cumbe import kernel as K
+    from cumbe.variants import ABLATIONS
+
+    rs, es, ws = ABLATIONS[params.get("variant", "cuMBE")]
+    kern = K.build(rs=rs, es=es, ws=ws, instr=bool(params.get("instrument", False)),
+                   threads=int(params.get("threads", 128)))
+    if sim:
+        return 0.0
+    sig = tuple(kern.typeof_pyval(x) for x in B.typing_dummies(cuda))
+    t = time.perf_counter()
+    kern.compile(sig).max_cooperative_grid_blocks(int(params.get("threads", 128)))  # loads it
+    return time.perf_counter() - t
+
+
+def _worker(dev: int, visible: str, sim: bool, conn) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    _set_pdeathsig()
+    if not sim:
+        os.environ["CUDA_VISIBLE_DEVICES"] = visible  # before numba initialises CUDA
+    try:
+        from numba import cuda
+
+        from cumbe import engine as E
+        from cumbe import prepare as P
+        from mbebench.csr import read_csr
+
+        if sim:
+            name = "simulator"
+        else:
+            if not cuda.is_available():
+                raise EngineSkipped("no CUDA device")
+            d = cuda.get_current_device()
+            name = d.name.decode() if isinstance(d.name, bytes) else str(d.name)
+            L.device_memory(cuda)  # the context, before any job
+    except BaseException as e:  # noqa: BLE001 - reported, then the worker ends
+        conn.send(("dead", type(e).__name__, L.one_line(e)))
+        return
+    conn.send(("up", name, os.getpid()))
+    fault = _fault(dev)
+    while True:
+        try:
+            job = conn.recv()
+        except EOFError:  # the parent is gone
+            return
+        if job is None:
+            return
+        params, n = job["params"], job["n"]
+        try:
+            t0 = time.perf_counter()
+            kind, what = job["graph"]
+            graph = read_csr(what, verify=False) if kind == "path" else what
+            base = E.prepare_for(graph, params.get("variant", "cuMBE"),
+                                 params.get("side", "auto"))
+            outer = None
+            if job["shard"] != SH.WHOLE:
+                base, outer = P.shard_of(base, job["shard"])
+            costs = P.task_costs(base)
+            assign = SH.assign(costs, n)
+            loads = np.bincount(assign, weights=costs.astype(np.float64), minlength=n)
+            E.task_needs(base, base.rs)  # numba's first call (a compile or cache load)
+            prepare_s = time.perf_counter() - t0
+            compile_s = _load_kernel(cuda, params, sim)
+            if not sim:  # the first launch's one-time costs (module load, allocations)
+                E.run(_tiny(), **params)
+            conn.send(("ready", {
+                "prepare_s": prepare_s, "compile_s": compile_s, "loads": loads.tolist(),
+                "n_tasks": int(base.tasks.size), "n_twins": int(base.n_twins),
+                "side": "left" if base.cand_left else "right",
+                "max_task_cost": float(costs.max()) if costs.size else 0.0, "outer": outer}))
+        except BaseException as e:  # noqa: BLE001
+            conn.send(("error", None, type(e).__name__, L.one_line(e), ""))
+            continue
+        while True:
+            msg = conn.recv()
+            if msg is None:  # the job is over
+                break
+            s = msg
+            t1 = time.perf_counter()
+            try:
+                if fault == "exit":
+                    os._exit(3)
+                if fault == "raise":
+                    raise L.LaunchError(f"{L.graph_label(graph)}: test fault ({FAULT_ENV})")
+                r = E.run(graph, **params, prepared=P.take(base, np.flatnonzero(assign == s)))
+            except BaseException as e:  # noqa: BLE001 - the parent stops the job
+                ours = isinstance(e, (L.LaunchError, L.DeviceMemoryError, L.DeviceError))
+                text = " ".join(str(e).split()) if ours and str(e) else L.one_line(e)
+                conn.send(("error", s, type(e).__name__, text, L.graph_label(graph)))
+                continue  # the parent ends the job (None) or the process
+            t2 = time.perf_counter()
+            st = r.stats
+            conn.send(("done", s, int(r.count), int(r.fingerprint), t1, t2, {
+                "kernel_s": float(r.algo_seconds), "tasks": int(st.get("n_tasks", 0)),
+                "blocks": st.get("blocks"), "nodes": st.get("nodes"),
+                "memory_bytes": st.get("memory_bytes")}))
+        with contextlib.suppress(Exception):
+            L.device_memory(cuda)  # frees what the last shard left, before the next job
+        conn.send(("idle",))
+
+
+# ----------------------------------------------------------------------------- pool
+
+
+class DevicePool:
+    """One warm worker process per device, reusable across graphs; runs on disjoint device
+    subsets may go on at once from different threads.  A worker that failed or was stopped
+    is started again by the next run that needs it.  Use as a context manager or call
+    :meth:`close`."""
+
+    def __init__(self, devices: Any = "all"):
+        self.sim = _sim()
+        self.ids = resolve(devices, available(self.sim))
+        self.visible = dict(zip(self.ids, [str(i) for i in self.ids] if self.sim
+                                else _visible(self.ids)))
+        self._ctx = mp.get_context(START_METHOD)
+        self._procs: dict[int, Any] = {}
+        self._conns: dict[int, Any] = {}
+        self.names: dict[int, str] = {}
+        self.pids: dict[int, int] = {}
+        self._busy: set[int] = set()
+        self._lock = threading.Lock()
+        self._closed = False
+        t0 = time.perf_counter()
+        try:
+            self._start(self.ids)
+        except BaseException:
+            self.terminate()
+            raise
+        self.start_s = time.perf_counter() - t0
+
+    # -- lifetime --
+    def _start(self, ids) -> None:
+        for d in ids:
+            parent, child = self._ctx.Pipe()
+            p = self._ctx.Process(target=_worker, name=f"cumbe-device-{d}", daemon=True,
+                                  args=(d, self.visible[d], self.sim, child))
+            p.start()
+            child.close()
+            self._procs[d], self._conns[d] = p, parent
+        for d in ids:
+            try:
+                msg = self._conns[d].recv()
+            except EOFError:
+                msg = ("dead", "DeviceError", f"exit code {self._procs[d].exitcode}")
+            if msg[0] == "dead":
+                raise _ERRORS.get(msg[1], L.DeviceError)(
+                    f"cuMBE device pool: device {self._desc(d)} could not start: {msg[2]}")
+            self.names[d], self.pids[d] = msg[1], msg[2]
+
+    def _desc(self, d: int) -> str:
+        name = self.names.get(d)
+        vis = "" if self.sim else f"CUDA_VISIBLE_DEVICES={self.visible[d]}"
+        return f"{d} ({', '.join(x for x in (name, vis) if x) or 'starting'})"
+
+    def _stop(self, ids) -> None:
+        """Stop these workers now (SIGTERM, then SIGKILL)."""
+        for d in ids:
+            p = self._procs.get(d)
+            if p is not None and p.is_alive():
+                p.terminate()
+        deadline = time.monotonic() + STOP_GRACE_S
+        for d in ids:
+            p = self._procs.pop(d, None)
+            conn = self._conns.pop(d, None)
+            if p is not None:
+                p.join(max(0.0, deadline - time.monotonic()))
+                if p.is_alive():
+                    p.kill()
+                    p.join(1.0)
+            if conn is not None:
+                conn.close()
+
+    def terminate(self) -> None:
+        self._closed = True
+        self._stop(list(self._procs))
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        for d, conn in list(self._conns.items()):
+            with contextlib.suppress(Exception):
+                conn.send(None)
+        deadline = time.monotonic() + STOP_GRACE_S
+        for p in self._procs.values():
+            p.join(max(0.0, deadline - time.monotonic()))
+        self._stop(list(self._procs))
+
+    def __enter__(self) -> DevicePool:
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is None:
+            self.close()
+        else:
+            self.terminate()
+
+    # -- work --
+    def subset(self, devices: Any) -> list[int]:
+        """The pool's devices a run uses: None or "all" = every one, a count = the first
+        n, ids = those (each must be in the pool)."""
+        if devices is None:
+            return list(self.ids)
+        d = parse_devices(devices)
+        if d == "all":
+            return list(self.ids)
+        if isinstance(d, int):
+            if d > len(self.ids):
+                raise ValueError(f"devices={d}: the pool has {len(self.ids)}")
+            return list(self.ids[:d])
+        missing = [i for i in d if i not in self.ids]
+        if missing:
+            raise ValueError(f"device {missing[0]} is not in the pool ({self.ids})")
+        return list(d)
+
+    def run(self, graph, params: dict | None = None, *, devices: Any = None,
+            shards: int | None = None, shards_per_device: int = SHARDS_PER_DEVICE,
+            shard: str = SH.WHOLE, timeout_s: float | None = None) -> EngineResult:
+        """Count and fingerprint ``graph`` (shard ``shard`` of it) on ``devices`` of the
+        pool; ``params``: :func:`cumbe.engine.run`'s (no ``devices``, ``shard`` or
+        ``prepared``); ``shards``: how many (default :func:`shard_count`); past
+        ``timeout_s`` its workers are stopped and a TimeoutError names the graph."""
+        if self._closed:
+            raise RuntimeError("the cuMBE device pool is closed")
+        params = dict(params or {})
+        for key in ("devices", "shards_per_device", "shard", "prepared"):
+            if key in params:
+                raise ValueError(f"DevicePool.run: {key!r} is not a per-shard parameter")
+        SH.parse(shard)
+        ids = self.subset(devices)
+        n = int(shards) if shards is not None else shard_count(len(ids), shards_per_device)
+        if n < 1:
+            raise ValueError(f"shards must be >= 1, not {shards!r}")
+        with self._lock:
+            if self._busy & set(ids):
+                raise RuntimeError(f"devices {sorted(self._busy & set(ids))} are running "
+                                   "another job of this pool")
+            self._busy |= set(ids)
+        try:
+            dead = [d for d in ids if d not in self._procs or not self._procs[d].is_alive()]
+            if dead:
+                self._stop(dead)
+                self._start(dead)
+            return self._run(graph, params, ids, n, shards_per_device, shard, timeout_s)
+        finally:
+            with self._lock:
+                self._busy -= set(ids)
+
+    def _run(self, graph, params, ids, n, spd, shard, timeout_s) -> EngineResult:
+        label = L.graph_label(graph)
+        src = ("path", os.path.abspath(graph.path)) if graph.path else ("graph", graph)
+        job = {"graph": src, "params": params, "shard": shard, "n": n}
+        t_start = time.perf_counter()
+        deadline = None if timeout_s is None else t_start + float(timeout_s)
+        conns = {self._conns[d]: d for d in ids}
+        for d in ids:
+            self._conns[d].send(job)
+        ready: dict[int, dict] = {}
+        ready_at: dict[int, float] = {}
+        running: dict[int, int] = {}
+        done: dict[int, dict] = {}
+        idle: set[int] = set()
+        order: list[int] = []
+        count = fp = 0
+        t_go = t_end = None
+
+        def fail(err: BaseException):
+            self._stop(ids)  # their state is unknown: the next run starts them again
+            raise err
+
+        def dispatch(d: int) -> None:
+            if order:
+                s = order.pop(0)
+                running[d] = s
+                self._conns[d].send(s)
+            else:
+                running.pop(d, None)
+                self._conns[d].send(None)
+
+        while len(idle) < len(ids):
+            wait_s = POLL_S if deadline is None else max(0.0, min(POLL_S,
+                                                                 deadline - time.perf_counter()))
+            for conn in mp_connection.wait(list(conns), timeout=wait_s):
+                d = conns[conn]
+                try:
+                    msg = conn.recv()
+                except (EOFError, OSError):
+                    p = self._procs[d]
+                    p.join(1.0)
+                    s = running.get(d)
+                    where = (f"while running shard {s}/{n}" if s is not None else
+                             "before its first shard (preparing the graph or loading the "
+                             "kernel)" if d not in ready else "between shards")
+                    fail(L.DeviceError(
+                        f"{label}: cuMBE worker of device {self._desc(d)} died (exit code "
+                        f"{p.exitcode}) {where}; no count"))
+                kind = msg[0]
+                if kind == "error":
+                    _, s, cls, text, glabel = msg
+                    prefix = f"{glabel}: "
+                    text = text[len(prefix):] if glabel and text.startswith(prefix) else text
+                    where = f"shard {s}/{n}" if s is not None else "preparing the graph"
+                    fail(_ERRORS.get(cls, L.DeviceError)(
+                        f"{label}: cuMBE failed on device {self._desc(d)}, {where}: {text}; "
+                        "no count"))
+                elif kind == "ready":
+                    ready[d] = msg[1]
+                    ready_at[d] = time.perf_counter() - t_start
+                    if len(ready) == len(ids):
+                        loads = ready[ids[0]]["loads"]
+                        if any(r["loads"] != loads for r in ready.values()):
+                            fail(L.DeviceError(f"{label}: the devices disagree on the shard "
+                                               "layout (a bug): no count"))
+                        order = sorted(range(n), key=lambda s: (-loads[s], s))
+                        layout_order = list(order)
+                        t_go = time.perf_counter()
+                        for dd in ids:
+                            dispatch(dd)
+                elif kind == "done":
+                    _, s, c, f, t1, t2, info = msg
+                    count += c
+                    fp = (fp + f) & MASK64
+                    done[s] = {"device": d, "count": c, "start": t1, "end": t2, **info}
+                    t_end = time.perf_counter()
+                    dispatch(d)
+                elif kind == "idle":
+                    idle.add(d)
+            if deadline is not None and time.perf_counter() > deadline and len(idle) < len(ids):
+                fail(TimeoutError(
+                    f"{label}: cuMBE on devices {', '.join(self._desc(d) for d in ids)} did not "
+                    f"finish within {float(timeout_s):g} s ({len(done)} of {n} shards done); "
+                    "no count"))
+        total = time.perf_counter() - t_start
+        return self._result(params, ids, n, spd, shard, ready, ready_at, done, count, fp,
+                            t_start, t_go, t_end, total, layout_order)
+
+    def _result(self, params, ids, n, spd, shard, ready, ready_at, done, count, fp, t_start,
+                t_go, t_end, total, order) -> EngineResult:
+        r0 = ready[ids[0]]
+        loads = np.asarray(r0["loads"], dtype=np.float64)
+        total_cost = float(loads.sum())
+        wall = float(t_end - t_go) if done else 0.0
+        layout = []
+        per = {d: {"id": d, "name": self.names.get(d), "visible": self.visible[d],
+                   "shards": 0, "busy_s": 0.0, "kernel_s": 0.0, "count": 0,
+                   "prepare_s": ready[d]["prepare_s"], "compile_s": ready[d]["compile_s"],
+                   "ready_s": ready_at[d]} for d in ids}
+        for s in order:
+            x = done[s]
+            secs = x["end"] - x["start"]
+            layout.append({"shard": f"{s}/{n}", "device": x["device"],
+                           "start_s": x["start"] - t_go, "seconds": secs,
+                           "kernel_s": x["kernel_s"], "count": x["count"], "tasks": x["tasks"],
+                           "est_cost": float(loads[s]), "blocks": x["blocks"],
+                           "nodes": x["nodes"]})
+            p = per[x["device"]]
+            p["shards"] += 1
+            p["busy_s"] += secs
+            p["kernel_s"] += x["kernel_s"]
+            p["count"] += x["count"]
+        busy = [per[d]["busy_s"] for d in ids]
+        names = [per[d]["name"] for d in ids]
+        stats = {
+            "variant": params.get("variant", "cuMBE"), "k": params.get("k", 24),
+            "threads": params.get("threads", 128), "side": r0["side"],
+            "instrumented": bool(params.get("instrument", False)),
+            "n_tasks": r0["n_tasks"], "n_twins": r0["n_twins"],
+            "device": (f"{len(ids)} x {names[0]}" if len(set(names)) == 1
+                       else " + ".join(names)),
+            "device_count": len(ids), "devices": [per[d] for d in ids],
+            "shards": n, "shards_per_device": int(spd) if len(ids) > 1 else None,
+            "shard_layout": layout,
+            "wall_s": wall, "kernel_s_sum": float(sum(x["kernel_s"] for x in done.values())),
+            "total_wall_s": float(total), "startup_s": float(t_go - t_start),
+            "busy_max_over_mean": (max(busy) / (sum(busy) / len(busy))
+                                   if sum(busy) > 0 else None),
+            "max_task_cost_share": r0["max_task_cost"] / total_cost if total_cost else 0.0,
+            "max_shard_cost_share": float(loads.max()) / total_cost if total_cost else 0.0,
+            "time_note": TIME_NOTE,
+        }
+        # the run's own shard ("i/n" of the whole graph; the device shards split it)
+        stats.update(r0["outer"] or {"shard": shard, "shard_tasks": r0["n_tasks"],
+                                     "shard_cost": total_cost, "total_tasks": r0["n_tasks"],
+                                     "total_cost": total_cost})
+        compile_s = max(r["compile_s"] for r in ready.values())
+        return EngineResult(int(count), int(fp), wall, float(compile_s), stats)
+
+
+def run(graph, devices: Any, *, shards_per_device: int = SHARDS_PER_DEVICE,
+        shard: str = SH.WHOLE, params: dict | None = None,
+        shards: int | None = None) -> EngineResult:
+    """One run of :func:`cumbe.engine.run` on ``devices`` with a pool of its own."""
+    shard_count(2, shards_per_device)  # a bad value fails before any process starts
+    with DevicePool(devices) as pool:
+        return pool.run(graph, params, shards=shards, shards_per_device=shards_per_device,
+                        shard=shard)
