@@ -119,7 +119,8 @@ BREAKS = (
           "block-wide tasks no longer steal from each other (the path memory caps rely on)",
           120.0),
     Break("cumbe-progress-stolen-task", "cumbe/kernel/stages.py",
-          "sh64[g, X_COST] = 0  # a piece of a task its owner counted", "pass",
+          "own = sh[g, S_GOT] != 0  # a first-level task of its own, not a stolen piece",
+          "own = True",
           ("tests/test_cumbe_paths.py", "-k", "progress"),
           "a thief counts the first-level task of its stolen piece again: the progress "
           "counters end past the task count", 180.0),

@@ -73,9 +73,9 @@ MAX_THREADS = 512
 S_OFF = 32  # + layout field index
 NS = S_OFF + _lay.NFIELDS + 1
 # per-group shared int64 slots; then the group's progress: the running first-level task's
-# cost (0: a stolen piece), what its next report adds, and when that is due (clock)
-X_R, X_BASE, X_MIN, X_NID, X_COST, X_PTASK, X_PCOST, X_PBIC, X_NEXT = range(9)
-NS64 = 9
+# cost, what its next report adds, and when that is due (clock)
+X_R, X_BASE, X_MIN, X_NID, X_COST, X_PTASK, X_PCOST, X_NEXT = range(8)
+NS64 = 8
 # per-group shared uint64 slots
 U_SUML, U_SUMA, U_SUMX = range(3)
 NSU = 4

@@ -50,7 +50,6 @@ from cumbe.kernel.consts import (
     WARP,
     X_COST,
     X_NEXT,
-    X_PBIC,
     X_PCOST,
     X_PTASK,
     ZERO64,
@@ -66,22 +65,22 @@ def make_progress(cfg):
     dev = cfg.dev
 
     @dev
-    def tally(acc, accf, sh64, g, c, f, nn):
-        """A piece's bicliques, fingerprint and nodes: into the worker's totals, and its
-        bicliques into the group's next report."""
+    def tally(acc, accf, c, f, nn):
+        """A piece's bicliques, fingerprint and nodes, into the worker's totals (acc[0] is
+        also what the worker reports: acc[3] holds how much of it it has reported)."""
         acc[0] += c
         accf[0] += f
         acc[1] += nn
-        sh64[g, X_PBIC] += c
 
     @dev
-    def flush(res, prog, sh64, g, to_host):
-        """Add what the group found since its last report to the run's counters and, when
+    def flush(res, prog, sh64, g, acc, to_host):
+        """Add what the worker found since its last report to the run's counters and, when
         ``to_host``, store their new totals in the host's copy.  Totals stored by different
         workers can arrive out of order: the host keeps the largest it has seen."""
         dt = sh64[g, X_PTASK]
         dc = sh64[g, X_PCOST]
-        db = sh64[g, X_PBIC]
+        db = acc[0] - acc[3]
+        acc[3] = acc[0]
         nt = cuda.atomic.add(res, RES_PROG + PR_TASKS, dt) + dt
         nc = cuda.atomic.add(res, RES_PROG + PR_COST, dc) + dc
         nb = cuda.atomic.add(res, RES_PROG + PR_BICLIQUES, db) + db
@@ -91,22 +90,22 @@ def make_progress(cfg):
             prog[PR_BICLIQUES] = nb
         sh64[g, X_PTASK] = 0
         sh64[g, X_PCOST] = 0
-        sh64[g, X_PBIC] = 0
 
     @dev
-    def report(prm, res, prog, sh64, g):
+    def report(prm, res, prog, sh64, g, acc, own):
         """A piece ended.  A first-level task counts as done when its owner's part ends
-        (what it published is stolen, and thieves report their pieces' bicliques), so the
-        tasks add up to exactly the task count.  Reports wait at least P_REPORT cycles
-        (the first one too): workers end millions of pieces a second."""
-        cost = sh64[g, X_COST]
-        if cost > 0:
+        (``own``: what it published is stolen, and thieves report their pieces'
+        bicliques), so the tasks add up to exactly the task count.  Reports wait at least
+        P_REPORT cycles (the first one too), and the clock is read every 16th piece only:
+        workers end millions of pieces a second, and this runs on every one of them."""
+        if own:
             sh64[g, X_PTASK] += 1
-            sh64[g, X_PCOST] += cost
-        t = clock()
-        if t >= sh64[g, X_NEXT]:
-            flush(res, prog, sh64, g, True)
-            sh64[g, X_NEXT] = t + prm[P_REPORT]
+            sh64[g, X_PCOST] += sh64[g, X_COST]
+        if (acc[2] & 15) == 0:
+            t = clock()
+            if t >= sh64[g, X_NEXT]:
+                flush(res, prog, sh64, g, acc, True)
+                sh64[g, X_NEXT] = t + prm[P_REPORT]
 
     return SimpleNamespace(tally=tally, flush=flush, report=report)
 
@@ -162,12 +161,13 @@ def make_run_stage(cfg, grp, fetch, stealing, searching, progress):
                 sh[g, S_GOT] = 1 if r < ntask else 0
                 sh[g, S_IDX] = r
             gsync()
-            if sh[g, S_GOT] != 0:
+            own = sh[g, S_GOT] != 0  # a first-level task of its own, not a stolen piece
+            if own:
                 v = tasks[task0 + sh[g, S_IDX]]
                 c0 = fetch_task(A, A64, prm, offU, adjU, offV, adjV, orig, sh, sh64, shu,
                                 g, gl, v, R, aw, cand_left, err)
                 if gl == 0 and c0 > 0:
-                    tally(acc, accf, sh64, g, 1,
+                    tally(acc, accf, 1,
                           combine_sides(A64[(R + sh[g, S_OFF + K_LV] + F_SUM) >> 1],
                                         shu[g, U_SUML], cand_left), 0)
                 if INSTR and gl % WARP == 0:
@@ -185,8 +185,7 @@ def make_run_stage(cfg, grp, fetch, stealing, searching, progress):
                 c, f, nn = steal_node(A, A64, prm, ph, pb, sh, sh64, shu, g, gl, R, pprev,
                                       aw, adjU, offV, adjV, orig, cand_left, err)
                 if gl == 0:
-                    sh64[g, X_COST] = 0  # a piece of a task its owner counted
-                    tally(acc, accf, sh64, g, c, f, nn)
+                    tally(acc, accf, c, f, nn)
                 if INSTR and gl % WARP == 0:
                     t = clock()
                     phl[PH_STEAL] += t - t_last
@@ -199,8 +198,8 @@ def make_run_stage(cfg, grp, fetch, stealing, searching, progress):
             if INSTR and gl % WARP == 0:
                 t_last = clock()
             if gl == 0:
-                tally(acc, accf, sh64, g, c, f, nn)
-                report(prm, res, prog, sh64, g)
+                tally(acc, accf, c, f, nn)
+                report(prm, res, prog, sh64, g, acc, own)
             if sh[g, S_PUB] != 0:
                 break
 
@@ -249,11 +248,11 @@ def make_kernel(cfg, run_stage_warp, run_stage_block, progress):
         sh64 = cuda.shared.array((NG, NS64), dtype=np.int64)
         shu = cuda.shared.array((NG, NSU), dtype=np.uint64)
         phl = cuda.local.array(NPH, dtype=np.int64)
-        acc = cuda.local.array(3, dtype=np.int64)  # bicliques, nodes, tasks
+        acc = cuda.local.array(4, dtype=np.int64)  # bicliques, nodes, tasks, reported
         accf = cuda.local.array(1, dtype=np.uint64)
         for i in range(NPH):
             phl[i] = 0
-        for i in range(3):
+        for i in range(4):
             acc[i] = 0
         accf[0] = ZERO64
         for i in range(tid, NG * NS, THREADS):
@@ -261,7 +260,6 @@ def make_kernel(cfg, run_stage_warp, run_stage_block, progress):
         if tid < NG:  # nothing to report yet, and the first report due after P_REPORT cycles
             sh64[tid, X_PTASK] = 0
             sh64[tid, X_PCOST] = 0
-            sh64[tid, X_PBIC] = 0
             sh64[tid, X_NEXT] = clock() + prm[P_REPORT]
         kst = prm[P_K]
         aw = prm[P_AW]
@@ -299,10 +297,10 @@ def make_kernel(cfg, run_stage_warp, run_stage_block, progress):
             if phase == 0:
                 if tid == 0:
                     cuda.atomic.add(res, 3, acc[2])
-                    flush(res, prog, sh64, NW, False)
+                    flush(res, prog, sh64, NW, acc, False)
                 grid_barrier(lane, phl)  # the warps reuse the blocks' arenas
         if lane == 0:
-            flush(res, prog, sh64, warp, False)
+            flush(res, prog, sh64, warp, acc, False)
             cuda.atomic.add(res, 0, acc[0])
             cuda.atomic.add(res_fp, 0, accf[0])
             cuda.atomic.add(res, 1, acc[1])
