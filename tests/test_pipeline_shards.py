@@ -1,8 +1,9 @@
 """Scatter/gather in the pipeline (issue 18 item 3): ``datasets.<d>.shards: 3`` scatters
 every engine run of the dataset into 3 shard jobs gathered into its one row; a shard
 killed from outside is redone alone by the next run (its finished siblings are kept, to
-the byte), in one job per shard and with ``shards_per_job: 3`` alike; a failed shard
-makes an error row naming it; a new shard count redoes only that dataset's runs.  The
+the byte), in one job per shard and with ``shards_per_job: 3`` alike, and so is a shard
+row deleted by hand; a failed shard makes an error row naming it; a new shard count redoes
+only that dataset's runs.  The
 gathered count and fingerprint equal the unsharded run's of the same graph."""
 
 from __future__ import annotations
@@ -104,6 +105,13 @@ def test_a_killed_shard_is_redone_alone_and_the_gathered_row_is_the_whole_runs(t
     states = {(r["dataset"], r["run_id"]): r["state"] for r in json.loads(res.stdout)["runs"]}
     assert states.pop(("hubs", "parmbe-p1")) == "failed"
     assert set(states.values()) == {"finished"} and len(states) == 5
+
+    # a shard row that went missing (deleted by hand) is redone alone: its job's retry token
+    (runs / "hubs-job/imbea/shard-2-of-3.json").unlink()
+    before = len(starts.read_text().splitlines())
+    _snakemake(work, env)
+    assert starts.read_text().splitlines()[before:] == ["hubs-job imbea shard 2/3"]
+    assert _row(work, "hubs-job", "imbea")["fingerprint"] == whole["fingerprint"]
 
     # 3: another shard count redoes that dataset's runs with it, and only those
     OVERLAY2 = {**OVERLAY, "datasets": {**OVERLAY["datasets"], "hubs": {**HUBS, "shards": 2}}}
