@@ -17,6 +17,11 @@ include: "workflow/rules/engines.smk"
 include: "workflow/rules/aggregate.smk"
 
 
+# What `python -m mbebench status` reads to know the planned runs (not in a dry run).
+onstart:
+    status.write_plan(status.PLAN, DATASETS, RUNS, SHARDS)
+
+
 # The run's last lines: result rows per engine and status, each failure with its reason,
 # and the exit status (non-zero on the config's fail_on outcomes; mbebench/closing.py).
 onsuccess:

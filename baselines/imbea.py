@@ -19,10 +19,13 @@ import numpy as np
 from baselines import _imbea_kernel as K
 from baselines._imbea_parts import elem_weights
 from baselines.imbea_spec import SIDES
+from mbebench import progress
 from mbebench import shard as SH
 from mbebench.csr import CSRGraph, from_edges
 from mbebench.engine import EngineResult
 from mbebench.order import candidate_order
+
+MASK64 = (1 << 64) - 1  # the fingerprint is a sum mod 2**64
 
 
 def choose_side(graph: CSRGraph) -> str:
@@ -78,12 +81,15 @@ def task_costs(prep, tasks: np.ndarray) -> np.ndarray:
     return (acc[c_off[t + 1]] - acc[c_off[t]]) + (c_off[t + 1] - c_off[t])
 
 
-def shard_tasks(prep, tasks: np.ndarray, shard: str) -> tuple[np.ndarray, dict]:
-    """The tasks of ``shard`` ("i/n", :mod:`mbebench.shard`) and its row stats."""
+def shard_tasks(prep, tasks: np.ndarray, shard: str,
+                with_costs: bool = False) -> tuple[np.ndarray, dict]:
+    """The tasks of ``shard`` ("i/n", :mod:`mbebench.shard`) and its row stats (and, with
+    ``with_costs``, the picked tasks' estimated costs as a third item)."""
     i, n = SH.parse(shard)
     costs = task_costs(prep, tasks)
     picked = SH.select(costs, i, n)
-    return tasks[picked], SH.stats(shard, costs, picked)
+    out = tasks[picked], SH.stats(shard, costs, picked)
+    return (*out, costs[picked]) if with_costs else out
 
 
 def enumerate_tasks(prep, tasks: np.ndarray, collect: bool = False):
@@ -104,6 +110,46 @@ def enumerate_tasks(prep, tasks: np.ndarray, collect: bool = False):
         collect,
         None,  # no work counters (benchmarks/cpu/work_analysis.py passes them)
     )
+
+
+# Progress (mbebench.progress): the search runs over chunks of tasks, a line between two.
+# A chunk is sized by the time per unit of estimated cost measured so far, to take about
+# this share of the progress interval; the first is a small share of the cost (the rate is
+# not known yet) and each may be at most GROWTH times the one before (the estimate is
+# rough).  Every chunk costs one kernel call (its workspace is set up again: O(vertices)).
+CHUNK_SHARE = 0.2
+FIRST_CHUNK_COST = 1 / 1024
+GROWTH = 4.0
+
+
+def enumerate_with_progress(prep, tasks: np.ndarray, costs: np.ndarray,
+                            reporter: progress.Reporter) -> tuple[int, int, int]:
+    """(count, fingerprint, nodes) of ``tasks`` as :func:`enumerate_tasks` gives them,
+    with a progress line from ``reporter`` whenever one is due between chunks."""
+    if not reporter.enabled or tasks.size == 0:
+        count, fp, nodes, *_ = enumerate_tasks(prep, tasks)
+        return int(count), int(fp), int(nodes)
+    acc = np.cumsum(np.asarray(costs, dtype=np.float64))
+    total = float(acc[-1])
+    target_s = max(CHUNK_SHARE * reporter.every_s, 0.01)
+    chunk_cost = max(total * FIRST_CHUNK_COST, 1.0)
+    count = fp = nodes = 0
+    done, t0 = 0, time.perf_counter()
+    while done < tasks.size:
+        base = acc[done - 1] if done else 0.0
+        end = int(np.searchsorted(acc, base + chunk_cost, side="right"))
+        end = min(max(end, done + 1), tasks.size)
+        c, f, n, *_ = enumerate_tasks(prep, tasks[done:end])
+        count += int(c)
+        fp = (fp + int(f)) & MASK64
+        nodes += int(n)
+        done = end
+        reporter.update(done, float(acc[done - 1]), count)
+        elapsed = time.perf_counter() - t0
+        rate = float(acc[done - 1]) / elapsed if elapsed > 0 else 0.0  # cost per second
+        want = rate * target_s if rate > 0 else chunk_cost * GROWTH
+        chunk_cost = max(min(want, chunk_cost * GROWTH), 1.0)
+    return count, fp, nodes
 
 
 def _resolve(graph: CSRGraph, side: str) -> str:
@@ -151,8 +197,9 @@ def run(graph: CSRGraph, side: str = SIDES[0], shard: str = SH.WHOLE) -> EngineR
     compile_s = warm_up()
     t0 = time.perf_counter()
     prep, tasks = prepare(graph, side)
-    tasks, shard_stats = shard_tasks(prep, tasks, shard)
-    count, fp, nodes, task_counts, *_rest = enumerate_tasks(prep, tasks)
+    tasks, shard_stats, costs = shard_tasks(prep, tasks, shard, with_costs=True)
+    reporter = progress.Reporter("imbea", tasks.size, float(costs.sum()))
+    count, fp, nodes = enumerate_with_progress(prep, tasks, costs, reporter)
     algo_s = time.perf_counter() - t0
     return EngineResult(
         count=int(count),

@@ -54,6 +54,7 @@ from baselines.parmbe_pool import (  # noqa: F401
 from baselines.parmbe_spec import SIDES
 from mbebench.csr import CSRGraph, write_csr
 from mbebench.engine import EngineResult
+from mbebench.progress import Reporter
 from mbebench.shard import WHOLE as SHARD_WHOLE
 from mbebench.shard import parse as parse_shard
 
@@ -130,7 +131,8 @@ def run(
                     shard,
                 )
                 plan_s = time.perf_counter() - t0
-                count, fp, ex = pool.execute(path, u_is_left, plan)
+                reporter = Reporter("parmbe", plan.n_tasks, float(plan.task_costs.sum()))
+                count, fp, ex = pool.execute(path, u_is_left, plan, reporter)
                 algo = time.perf_counter() - t0
             except BaseException:
                 if own:

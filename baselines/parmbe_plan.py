@@ -76,14 +76,18 @@ def degree_rank(uo: np.ndarray) -> np.ndarray:
 class Plan:
     """Tasks in dispatch order.  Task i is the items bounds[i]:bounds[i+1] of
     (verts, ks, nks): run the subproblem of verts[j], first-level branches
-    i ≡ ks[j] (mod nks[j])."""
+    i ≡ ks[j] (mod nks[j]).  ``task_costs``: each task's estimated cost (the sum of
+    its items' cost[v] / K), for the progress lines (:mod:`mbebench.progress`)."""
 
-    def __init__(self, verts, ks, nks, bounds, n_split=0, n_presplit=0, shard_stats=None):
+    def __init__(self, verts, ks, nks, bounds, n_split=0, n_presplit=0, shard_stats=None,
+                 task_costs=None):
         self.verts, self.ks, self.nks, self.bounds = verts, ks, nks, bounds
         self.n_split = int(n_split)  # subproblems split for their tail length
         self.n_presplit = int(n_presplit)  # ... for their estimated cost alone
         self.n_tasks = len(bounds) - 1
         self.shard_stats = shard_stats or {}  # mbebench.shard.stats: the row's shard keys
+        self.task_costs = (np.zeros(self.n_tasks, np.float32) if task_costs is None
+                           else np.asarray(task_costs, np.float32))
 
     def task(self, i: int):
         a, b = self.bounds[i], self.bounds[i + 1]
@@ -92,14 +96,25 @@ class Plan:
     def to_bytes(self) -> bytes:
         head = np.array([self.n_tasks, len(self.verts)], np.int32)
         parts = (head, self.bounds, self.verts, self.ks, self.nks)
-        return b"".join(np.ascontiguousarray(x, np.int32).tobytes() for x in parts)
+        return (b"".join(np.ascontiguousarray(x, np.int32).tobytes() for x in parts)
+                + np.ascontiguousarray(self.task_costs, np.float32).tobytes())
 
     @classmethod
     def from_file(cls, path: str) -> Plan:
         a = np.fromfile(path, dtype=np.int32)
         nt, ni = int(a[0]), int(a[1])
         o = 2 + nt + 1
-        return cls(a[o : o + ni], a[o + ni : o + 2 * ni], a[o + 2 * ni : o + 3 * ni], a[2:o])
+        e = o + 3 * ni
+        return cls(a[o : o + ni], a[o + ni : o + 2 * ni], a[o + 2 * ni : e], a[2:o],
+                   task_costs=a[e : e + nt].view(np.float32))
+
+
+def _task_costs(tv, tn, vcost, bounds) -> np.ndarray:
+    """Each task's estimated cost: its items' cost of the vertex over its pieces."""
+    if len(bounds) < 2:
+        return np.zeros(0, np.float32)
+    items = vcost[tv] / np.maximum(tn, 1)
+    return np.add.reduceat(items, np.asarray(bounds[:-1], np.int64)).astype(np.float32)
 
 
 def plan_tasks(
@@ -165,8 +180,11 @@ def plan_tasks(
                            n_split, n_presplit)
     tv, tk, tn, bounds = PK.build_tasks(verts, cost, kk, tau, MAX_CHUNK_VERTICES)
     items = np.repeat(cost / kk, kk)
+    vcost = np.zeros(deg.size, np.float64)
+    vcost[verts] = cost
     return Plan(tv, tk, tn, bounds, n_split, n_presplit,
-                SH.stats(shard, items, np.arange(items.size)))
+                SH.stats(shard, items, np.arange(items.size)),
+                _task_costs(tv, tn, vcost, bounds))
 
 
 def _shard_plan(verts, cost, est, kk, shard, processes, max_split, tasks_per_process,
@@ -204,8 +222,10 @@ def _shard_plan(verts, cost, est, kk, shard, processes, max_split, tasks_per_pro
     order = np.argsort(-ic, kind="stable")  # most expensive first, as unsharded
     tv, tk, tn, ic = tv[order], tk[order], tn[order], ic[order]
     bounds = PK.item_bounds(tn.astype(np.int32), ic, tau, MAX_CHUNK_VERTICES)
+    task_costs = (np.add.reduceat(ic, np.asarray(bounds[:-1], np.int64))
+                  if len(bounds) > 1 else np.zeros(0))
     return Plan(tv.astype(np.int32), tk.astype(np.int32), tn.astype(np.int32), bounds,
-                n_split, n_presplit, stats)
+                n_split, n_presplit, stats, task_costs)
 
 
 class _Prepared:

@@ -44,6 +44,11 @@ MASK64 = (1 << 64) - 1
 
 _W_GRAPHS: dict[tuple, _Prepared] = {}
 _W_NEXT = None  # the pool's shared task counter (set by _init_worker)
+# What the workers have done so far, for the progress lines: tasks, bicliques, estimated
+# cost.  Guarded by the counter's lock and updated in the same hold that takes the next
+# task, so reporting costs no lock of its own.
+_W_DONE = None
+DONE_TASKS, DONE_COUNT, DONE_COST = 0, 1, 2
 
 
 def _set_pdeathsig() -> None:
@@ -54,12 +59,12 @@ def _set_pdeathsig() -> None:
         pass
 
 
-def _init_worker(ready_q, next_task) -> None:
-    global _W_NEXT
+def _init_worker(ready_q, next_task, done) -> None:
+    global _W_NEXT, _W_DONE
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     _set_pdeathsig()
-    _W_NEXT = next_task
+    _W_NEXT, _W_DONE = next_task, done
     try:
         compile_s = warm_up()
     except BaseException:
@@ -85,13 +90,18 @@ def _work(key, plan_path):
     """Take tasks in plan order from the shared counter until none is left."""
     p = _worker_graph(key)
     plan = Plan.from_file(plan_path)
-    counter = _W_NEXT
+    counter, done = _W_NEXT, _W_DONE
     lock = counter.get_lock()
     count = fp = ntasks = 0
     busy = cpu = max_task = 0.0
     first = last = None
+    c, i = 0, -1  # the task just done: none yet
     while True:
         with lock:
+            if i >= 0:
+                done[DONE_TASKS] += 1
+                done[DONE_COUNT] += c
+                done[DONE_COST] += plan.task_costs[i]
             i = counter.value
             counter.value = i + 1
         if i >= plan.n_tasks:
@@ -127,8 +137,10 @@ class ParMBEPool:
         t0 = time.perf_counter()
         self._ready = ctx.Queue()
         self._next = ctx.Value("q", 0)
+        self._done = ctx.Array("d", 3, lock=False)  # guarded by self._next's lock
         self._pool = ctx.Pool(
-            self.processes, initializer=_init_worker, initargs=(self._ready, self._next)
+            self.processes, initializer=_init_worker,
+            initargs=(self._ready, self._next, self._done),
         )
         self.threads = ThreadPoolExecutor(self.processes, thread_name_prefix="parmbe-plan")
         self._broken = False
@@ -219,9 +231,16 @@ class ParMBEPool:
             return
         raise RuntimeError(f"a ParMBE worker died and was replaced ({msg[0]} from pid {msg[1]})")
 
-    def execute(self, path: str, u_is_left: bool, plan: Plan):
+    def _progress(self) -> tuple[int, float, int]:
+        """(tasks, estimated cost, bicliques) the workers have done in this execute."""
+        with self._next.get_lock():
+            d = self._done[:]
+        return int(d[DONE_TASKS]), float(d[DONE_COST]), int(d[DONE_COUNT])
+
+    def execute(self, path: str, u_is_left: bool, plan: Plan, reporter=None):
         """Run ``plan`` on the workers: one job per worker, each taking tasks
-        in plan order from the shared counter.
+        in plan order from the shared counter.  ``reporter``: a
+        :class:`mbebench.progress.Reporter`, given the workers' progress while they run.
 
         Returns (count, fingerprint, stats) with per-pid busy seconds, task
         counts and CPU seconds and the start/end times of the workers."""
@@ -243,6 +262,10 @@ class ParMBEPool:
                 f.write(plan.to_bytes())
             with self._next.get_lock():
                 self._next.value = 0
+                self._done[:] = [0.0, 0.0, 0.0]
+            poll_s = 0.5
+            if reporter is not None and reporter.enabled:
+                poll_s = min(poll_s, 0.2 * reporter.every_s)
             results: queue.SimpleQueue = queue.SimpleQueue()
             t_go = time.perf_counter()
             for _ in range(self.processes):
@@ -252,10 +275,12 @@ class ParMBEPool:
             for _ in range(self.processes):
                 while True:
                     try:
-                        r = results.get(timeout=0.5)
+                        r = results.get(timeout=poll_s)
                         break
                     except queue.Empty:
                         self._check_workers()
+                        if reporter is not None and reporter.due():
+                            reporter.update(*self._progress())
                 if isinstance(r, BaseException):
                     raise r
                 pid, c, f, n, b, cp, mx, first, last = r

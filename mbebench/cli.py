@@ -44,7 +44,7 @@ def _clean_exit_on_signals(dataset: str) -> None:
 EXPECTED_ERRORS = frozenset({
     "DownloadError", "ArchiveError", "KonectParseError", "KonectMemoryError", "CSRError",
     "ConvertError", "ConvertIOError", "ConvertMemoryError", "ConfigError", "CountMismatchError",
-    "RunNotFinal", "NotAllDatasetsRan", "RunsFailed",
+    "RunNotFinal", "NotAllDatasetsRan", "RunsFailed", "GatherError",
 })
 
 
@@ -149,6 +149,9 @@ def _cmd_run(a) -> None:
             "params": job["params"], "label": job["label"], "variant": job["variant"],
             "timed": job["timed"], "repeats": job["repeats"], "timeout_s": job["timeout_s"],
             "simulated": bool(job["env"]), "entry": job["entry"], "command": job["command"]}
+    if a.shards is not None:
+        _run_shards(a, job, what)
+        return
     reason = ingest.unavailable_reason(a.meta) if a.meta else None
     if reason is not None:  # nothing to run: the row says why, the tables list it
         row = runner.unavailable_row(reason=reason, **what)
@@ -172,6 +175,84 @@ def _cmd_run(a) -> None:
             f"{a.dataset} {a.run_id}: {row['message']}, but engines.{job['engine']}.require_gpu"
             " is true"
         )
+
+
+def _run_shards(a, job: dict, what: dict) -> None:
+    """Shards ``a.shards`` of ``a.of`` of one run, in one process: a row each
+    (``<folder of --out>/shard-<i>-of-<n>.json``, written as soon as the shard is done),
+    then the receipt ``--out`` (mbebench.gather).  A shard whose row is there already,
+    finished for this very run, is not run again: a job killed half way redoes only
+    its unfinished shards."""
+    from mbebench import atomic, gather, ingest, runner
+    from mbebench.csr import identity
+
+    n, folder = a.of, Path(a.out).parent
+    bad = [i for i in a.shards if not 0 <= i < n]
+    if n < 1 or bad:
+        raise SystemExit(f"{a.dataset} {a.run_id}: shards {bad} not in 0..{n - 1}")
+    reason = ingest.unavailable_reason(a.meta) if a.meta else None
+    # which graph the rows are of: a shard of another graph is not a finished shard
+    csr_id = None if reason is not None else identity(a.graph)
+    want = {i: {**what, "params": {**what["params"], "shard": f"{i}/{n}"}, "csr": csr_id}
+            for i in a.shards}
+    todo = [i for i in a.shards if not gather.finished(gather.shard_row(folder, i, n), want[i])]
+    kept = [i for i in a.shards if i not in todo]
+    if kept:
+        print(f"{a.dataset} {a.run_id}: shard(s) {', '.join(f'{i}/{n}' for i in kept)} "
+              "finished before, kept", file=sys.stderr)
+    statuses: dict[int, str] = {}
+
+    def write(i: int, row: dict) -> None:
+        row["csr"] = csr_id
+        atomic.write_json(gather.shard_row(folder, i, n), row)
+        statuses[i] = row["status"]
+        detail = (f"count={row['count']} algo_s={row['algo_s_median']}"
+                  if row["status"] == "ok" else row["message"])
+        print(f"{a.dataset} {a.run_id} shard {i}/{n}: {row['status']} ({detail})",
+              file=sys.stderr)
+
+    not_final = []
+    if reason is not None:  # nothing to run: each shard's row says why
+        print(f"{a.dataset} {a.run_id}: unavailable ({reason})", file=sys.stderr)
+        for i in todo:
+            write(i, runner.unavailable_row(reason=reason, **{**what, "params": want[i]["params"]}))
+    elif todo:
+        try:
+            not_final = runner.run_items(
+                graph=a.graph, env=job["env"] or None, input_path=a.input_file,
+                items=[want[i]["params"] for i in todo],
+                on_row=lambda k, row: write(todo[k], row),
+                progress_labels=[f"{a.dataset} {a.run_id} shard {i}/{n}" for i in todo],
+                **{k: v for k, v in what.items() if k != "params"})
+        except runner.RunNotFinal as e:
+            moved = runner.quarantine(e.bad_input) if e.bad_input else None
+            raise runner.RunNotFinal(
+                f"{e}" + (f"; moved it to {moved}: the next run converts the dataset again"
+                          if moved else "") + " (no row written: not a result)") from None
+    skipped = [i for i, st in statuses.items() if st == "skipped"]
+    if skipped and job["require_gpu"]:
+        for i in skipped:
+            gather.shard_row(folder, i, n).unlink()
+        raise SystemExit(f"{a.dataset} {a.run_id}: shard(s) {skipped} skipped, but "
+                         f"engines.{job['engine']}.require_gpu is true")
+    if not_final:
+        raise runner.RunNotFinal("; ".join(str(e) for _, e in not_final)
+                                 + f" ({len(a.shards) - len(not_final)} of this job's "
+                                 f"{len(a.shards)} shards have rows)")
+    atomic.write_json(a.out, {"status": "ok", "dataset": a.dataset, "run_id": a.run_id,
+                              "shards": a.shards, "of": n, "retry": a.retry,
+                              "rows": [gather.shard_row(folder, i, n).name for i in a.shards]})
+
+
+def _cmd_gather(a) -> None:
+    from mbebench import atomic, gather
+
+    rows = gather.load(a.shard_dir, a.of, dataset=a.dataset, run_id=a.run_id)
+    row = gather.gather(rows, per_job=a.per_job)
+    atomic.write_json(a.out, row)
+    detail = (f"count={row['count']} time_s={row['algo_s_median']} (slowest shard; "
+              f"sum {row['shards']['time_sum_s']})" if row["status"] == "ok" else row["message"])
+    print(f"{a.dataset} {a.run_id}: {a.of} shards: {row['status']} ({detail})", file=sys.stderr)
 
 
 def _cmd_export(a) -> None:
@@ -228,6 +309,14 @@ def _cmd_plots(a) -> None:
     _, unavailable = _statuses(a)
     plots.write_all(rows.load_rows(a.rows), a.datasets, Path(a.out_dir),
                     unavailable=unavailable)
+
+
+def _cmd_status(a) -> None:
+    from mbebench import status
+
+    states, written_at = status.status(a.dir)
+    print(status.as_json(states, written_at) if a.json else
+          status.format_status(states, written_at), end="" if not a.json else "\n")
 
 
 def _cmd_engines(a) -> None:
@@ -329,7 +418,22 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--timeout", type=float, default=3600)
     r.add_argument("--simulate", action="store_true", help="the engine's simulator (no GPU)")
     r.add_argument("--require-gpu", action="store_true")
+    r.add_argument("--shards", type=int, nargs="+", metavar="I",
+                   help="run these shards (i of --of) in one process: a row each beside "
+                   "--out, which is then the job's receipt (mbebench.gather)")
+    r.add_argument("--of", type=int, default=1, help="with --shards: the run's shard count")
+    r.add_argument("--retry", help="with --shards: the pipeline's retry token, kept in "
+                   "the receipt")
     r.set_defaults(func=_cmd_run)
+
+    g = sub.add_parser("gather", help="add the shard rows of one run up into its row")
+    g.add_argument("--dataset", required=True)
+    g.add_argument("--run-id", required=True)
+    g.add_argument("--shard-dir", required=True, help="the run's shard rows' folder")
+    g.add_argument("--of", type=int, required=True, help="the run's shard count")
+    g.add_argument("--per-job", type=int, default=1, help="shards per job (recorded)")
+    g.add_argument("--out", required=True)
+    g.set_defaults(func=_cmd_gather)
 
     x = sub.add_parser("export", help="CSR -> text graph file for command-line engines")
     x.add_argument("--graph", required=True)
@@ -368,6 +472,13 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--out", required=True)
     s.add_argument("--fail-on", nargs="*", choices=closing_outcomes(), default=None)
     s.set_defaults(func=_cmd_closing)
+
+    st = sub.add_parser("status", help="where the runs of a pipeline stand: finished, running "
+                        "(last progress line, shards done), failed, not started")
+    st.add_argument("--dir", default=".", help="the pipeline's working directory (the one "
+                    "holding results/ and logs/; e.g. .test)")
+    st.add_argument("--json", action="store_true", help="as JSON")
+    st.set_defaults(func=_cmd_status)
 
     e = sub.add_parser("engines", help="registered engines and their parameters")
     e.add_argument("--schema", action="store_true", help="the JSON schema of their config sections")

@@ -175,11 +175,12 @@ def _missing(row_paths: Iterable[str | os.PathLike], started_at: float | None) -
     for p in map(Path, row_paths):
         if p.exists():
             continue
-        log = run_log(p)
-        try:
-            started = started_at is None or log.stat().st_mtime >= started_at
-        except OSError:
-            started = False
+        started = False
+        for log in run_logs(p):  # the run's log, or those of its shard jobs
+            try:
+                started = started or started_at is None or log.stat().st_mtime >= started_at
+            except OSError:
+                pass
         (failed if started else never).append(str(p))
     lines = []
     if failed:
@@ -198,6 +199,14 @@ def run_log(row_path: Path) -> Path:
     row_path = Path(row_path)
     return (row_path.parent.parent.parent.parent / "logs" / "runs" / row_path.parent.name
             / f"{row_path.stem}.log")
+
+
+def run_logs(row_path: Path) -> list[Path]:
+    """The run's log, and the logs of its shard jobs when it is sharded (mbebench.gather:
+    ``logs/runs/<dataset>/<run_id>/job-<g>-of-<G>.log``)."""
+    log = run_log(row_path)
+    folder = log.with_suffix("")
+    return [log, *sorted(folder.glob("job-*.log"))] if folder.is_dir() else [log]
 
 
 def verdict(rows: Sequence[Mapping], unavailable: Mapping[str, str],

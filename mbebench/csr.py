@@ -207,6 +207,24 @@ def _expected_size(n_left: int, n_right: int, n_edges: int) -> int:
     return size
 
 
+def identity(path: str | os.PathLike) -> str | None:
+    """Which graph a CSR file holds, from its header alone: sizes and payload checksum
+    (``"<n_left>x<n_right>/<n_edges>/crc32:<hex>"``); None when it has no readable header.
+    A shard row records it, so that a finished shard of another graph is never taken
+    for one of this graph (``mbebench.gather``)."""
+    try:
+        with open(path, "rb") as f:
+            raw = f.read(HEADER_SIZE)
+    except OSError:
+        return None
+    if len(raw) < HEADER_SIZE:
+        return None
+    magic, _version, _hsize, n_left, n_right, n_edges, _odt, _idt, crc = HEADER.unpack(raw)
+    if magic != MAGIC:
+        return None
+    return f"{n_left}x{n_right}/{n_edges}/crc32:{crc:08x}"
+
+
 def read_csr(path: str | os.PathLike, verify: bool = True) -> CSRGraph:
     """Memory-map a CSR file; raise :class:`CSRError` naming the file if it is bad."""
     path = Path(path)

@@ -1,7 +1,8 @@
 """The machine and software a run ran on, recorded in every result row (``env``).
 
-Gathered by the runner's parent process after the engine's child has finished,
-so none of it is timed and none of it shares the machine with a timed run.  It
+Gathered by the runner's parent process before the engine's child starts (once for
+all the items, e.g. shards, that the child runs), so none of it is timed and none of
+it shares the machine with a timed run.  It
 imports no engine code: the package versions come from the installed
 distributions' metadata (a few milliseconds), the CUDA driver's version from
 ``libcuda`` through ctypes (no ``cuInit``, no context), and the GPU's name and

@@ -20,7 +20,8 @@ from mbebench.ingest import archive_name
 from mbebench.plugins import is_plugin, plugin_spec
 from mbebench.spec import ConfigError, EngineSpec
 
-__all__ = ["ConfigError", "RunSpec", "Source", "plan_runs", "planned_rows", "direct_run"]
+__all__ = ["ConfigError", "RunSpec", "Sharding", "Source", "plan_runs", "planned_rows",
+           "direct_run", "dataset_shards"]
 
 GLOBAL_KEYS = ("repeats", "timeout_s")
 
@@ -273,3 +274,89 @@ def planned_rows(datasets: list[str], runs: dict[str, RunSpec]) -> list[str]:
         for run_id, spec in runs.items()
         if spec.applies_to(d)
     ]
+
+
+# --------------------------------------------------------------------------- shards
+
+
+@dataclass(frozen=True)
+class Sharding:
+    """How a dataset's engine runs are scattered (``datasets.<d>.shards`` and
+    ``shards_per_job``; :mod:`mbebench.gather`): ``n`` shards, ``per_job`` of them to
+    one job (one process, one SLURM job).  ``n == 1``: the run is one ordinary job."""
+
+    n: int = 1
+    per_job: int = 1
+
+    @property
+    def sharded(self) -> bool:
+        return self.n > 1
+
+    def groups(self) -> list[list[int]]:
+        """The shards of each job."""
+        from mbebench.gather import groups
+
+        return groups(self.n, self.per_job)
+
+
+def dataset_shards(config: dict, datasets: list[str]) -> dict[str, Sharding]:
+    """dataset -> its Sharding (the schema has checked the values' types)."""
+    out = {}
+    for ds in datasets:
+        entry = config["datasets"][ds]
+        n = int(entry.get("shards", 1))
+        per_job = int(entry.get("shards_per_job", 1))
+        out[ds] = Sharding(n, max(1, min(per_job, n)))
+    return out
+
+
+def check_shards(shards: Mapping[str, Sharding], runs: Mapping[str, RunSpec]) -> None:
+    """Every run of a sharded dataset must take the ``shard`` parameter and leave it to the
+    pipeline: ConfigError naming the dataset and the engine otherwise."""
+    for ds, sh in shards.items():
+        if not sh.sharded:
+            continue
+        for run in runs.values():
+            if not run.applies_to(ds):
+                continue
+            where = f"datasets.{ds}.shards: {sh.n}"
+            if "shard" not in run.params:
+                raise ConfigError(
+                    f"{where}, but engines.{run.engine} takes no 'shard' parameter (run "
+                    f"{run.run_id}); give it one, or leave {ds} out of "
+                    f"engines.{run.engine}.datasets")
+            if run.params["shard"] != "0/1":
+                raise ConfigError(
+                    f"{where}, and engines.{run.engine}.shard is set by hand "
+                    f"({run.params['shard']!r}, run {run.run_id}); the pipeline sets each "
+                    "shard: leave shard out of the engine's section")
+
+
+def shard_folder(dataset: str, run_id: str) -> str:
+    """Where a sharded run's shard rows and job receipts live."""
+    return f"results/runs/{dataset}/{run_id}"
+
+
+def shard_receipt(dataset: str, run_id: str, job: int, jobs: int) -> str:
+    """The receipt job ``job`` of ``jobs`` writes when all of its shards have rows."""
+    return f"{shard_folder(dataset, run_id)}/job-{job}-of-{jobs}.json"
+
+
+def shard_receipts(dataset: str, run_id: str, sharding: Sharding) -> list[str]:
+    """The receipts of a sharded run's jobs (what its gather waits for)."""
+    jobs = len(sharding.groups())
+    return [shard_receipt(dataset, run_id, g, jobs) for g in range(jobs)]
+
+
+def job_shards(sharding: Sharding, job: int, jobs: int) -> list[int]:
+    """The shards of job ``job`` of ``jobs`` (ValueError for a job of another plan)."""
+    groups = sharding.groups()
+    if jobs != len(groups) or not 0 <= job < jobs:
+        raise ValueError(f"job {job} of {jobs}: the plan has {len(groups)} job(s)")
+    return groups[job]
+
+
+def shard_rows(dataset: str, run_id: str, sharding: Sharding, shards=None) -> list[str]:
+    n = sharding.n
+    return [f"{shard_folder(dataset, run_id)}/shard-{i}-of-{n}.json"
+            for i in (range(n) if shards is None else shards)]

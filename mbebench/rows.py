@@ -29,6 +29,7 @@ import pandas as pd
 STATUSES = ("ok", "timeout", "error", "skipped", "unavailable")
 REQUIRED_KEYS = ("dataset", "run_id", "engine", "status")
 _FP_RE = re.compile(r"^0x[0-9a-fA-F]{1,16}$")
+_SHARD_FILES = re.compile(r"^(shard|job)-\d+-of-\d+\.json$")
 
 
 # --------------------------------------------------------------------------- validation
@@ -85,10 +86,13 @@ def validate_row(row: Any, source: str = "<row>") -> dict:
             raise ValueError(
                 f"{source}: 'graph' must hold int n_left, n_right, n_edges, got {graph!r}"
             )
-    for k in ("stats", "env"):
+    for k in ("stats", "env", "shards"):
         v = row.get(k)
         if v is not None and not isinstance(v, Mapping):
             raise ValueError(f"{source}: {k!r} must be an object, got {type(v).__name__}")
+    n = (row.get("shards") or {}).get("n", 1)
+    if not _is_int(n) or n < 1:
+        raise ValueError(f"{source}: 'shards.n' must be an int >= 1, got {n!r}")
     return upgrade(dict(row))
 
 
@@ -127,7 +131,8 @@ def _expand(paths: Iterable[str | os.PathLike] | str | os.PathLike) -> list[Path
     for p in paths:
         p = Path(p)
         if p.is_dir():
-            out.extend(sorted(p.rglob("*.json")))
+            # a sharded run's shard rows and job receipts (mbebench.gather) are in its row
+            out.extend(q for q in sorted(p.rglob("*.json")) if not _SHARD_FILES.match(q.name))
         else:
             out.append(p)
     return out

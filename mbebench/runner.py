@@ -22,6 +22,7 @@ Timeouts and engine failures stay rows: running them again gives the same.
 
 from __future__ import annotations
 
+import codecs
 import datetime as _dt
 import json
 import os
@@ -29,18 +30,20 @@ import platform
 import resource
 import signal
 import socket
+import stat
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from mbebench import atomic
 from mbebench.environment import environment
-from mbebench.fingerprint import to_hex
 
 # 3: status "unavailable", the "env" field
 SCHEMA_VERSION = 3
@@ -85,34 +88,31 @@ def _one_line(e: BaseException) -> str:
     return " ".join(f"{type(e).__name__}: {e}".splitlines()[0].split())
 
 
-def child_main(spec: dict[str, Any]) -> dict[str, Any]:
-    """Runs inside the child process: load the graph, run the engine ``repeats`` times."""
-    from mbebench.csr import CSRError, read_csr
-    from mbebench.engine import EngineSkipped, call_params, get_engine
+def _load(spec: dict[str, Any]):
+    """The graph and a function running one item's params once (in the child)."""
+    from mbebench.csr import read_csr
+    from mbebench.engine import call_params, get_engine
+
+    graph = read_csr(spec["graph"])
+    if spec.get("command"):
+        from mbebench import command
+
+        graph_file = spec.get("input_path") or spec["graph"]
+        return graph, lambda params: command.run(spec["command"], graph_file, graph, params)
+    engine = get_engine(spec.get("entry") or spec["engine"])
+    return graph, lambda params: engine(graph, **call_params(params))
+
+
+def _run_item(graph, once, params: dict[str, Any], repeats: int) -> dict[str, Any]:
+    """One item (one row): the engine ``repeats`` times on ``params`` (in the child)."""
+    from mbebench.engine import EngineSkipped
+    from mbebench.fingerprint import to_hex
 
     try:
-        graph = read_csr(spec["graph"])
-    except CSRError as e:  # the input, not the engine: not a result (see RunNotFinal)
-        return {"status": "bad_input", "message": str(e).splitlines()[0]}
-    try:
-        if spec.get("command"):
-            from mbebench import command
-
-            graph_file = spec.get("input_path") or spec["graph"]
-
-            def once():
-                return command.run(spec["command"], graph_file, graph, spec["params"])
-        else:
-            engine = get_engine(spec.get("entry") or spec["engine"])
-            params = call_params(spec["params"])
-
-            def once():
-                return engine(graph, **params)
-
         algo, wall, results = [], [], []
-        for _ in range(int(spec["repeats"])):
+        for _ in range(int(repeats)):
             t0 = time.perf_counter()
-            res = once()
+            res = once(params)
             wall.append(time.perf_counter() - t0)
             algo.append(float(res.algo_seconds))
             results.append(res)
@@ -136,6 +136,7 @@ def child_main(spec: dict[str, Any]) -> dict[str, Any]:
         "compile_s": float(first.compile_seconds),
         "stats": results[-1].stats,
         "graph": {"n_left": graph.n_left, "n_right": graph.n_right, "n_edges": graph.n_edges},
+        # the process's peak so far: with several items, of this one and those before it
         "peak_rss_bytes": _peak_rss_bytes(),
     }
 
@@ -154,6 +155,94 @@ def _kill_group(proc: subprocess.Popen) -> None:
             continue
         except ProcessLookupError:
             return
+
+
+# How often the runner looks at its child: for a finished item, the timeout, and to touch
+# its log (HEARTBEAT_S), so that `python -m mbebench status` can tell a running run (a
+# recent log, even from an engine that prints nothing) from one that was killed.
+POLL_S = 0.25
+HEARTBEAT_S = 5.0
+
+
+class _LogTail:
+    """Copies what the child writes to its stderr file into this process's stderr (the
+    rule's log) as it comes, so that progress lines are there while the run goes on."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.pos = 0
+        self.decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self.stop_event = threading.Event()
+        self.thread = threading.Thread(target=self._loop, name="mbe-log-tail", daemon=True)
+        self.thread.start()
+
+    def _copy(self) -> None:
+        try:
+            with open(self.path, "rb") as f:
+                f.seek(self.pos)
+                data = f.read()
+        except FileNotFoundError:
+            return
+        if data:
+            self.pos += len(data)
+            sys.stderr.write(self.decoder.decode(data))
+            sys.stderr.flush()
+
+    def _loop(self) -> None:
+        while not self.stop_event.wait(0.2):
+            self._copy()
+
+    def stop(self) -> None:
+        self.stop_event.set()
+        self.thread.join()
+        self._copy()
+        rest = self.decoder.decode(b"", final=True)
+        if rest:
+            sys.stderr.write(rest)
+
+    def text(self) -> str:
+        return self.path.read_text(errors="replace") if self.path.exists() else ""
+
+
+def _heartbeat() -> None:
+    """Touch this process's stderr when it is a file (the rule's log; see POLL_S)."""
+    try:
+        if stat.S_ISREG(os.fstat(2).st_mode):
+            os.utime(2)
+    except (OSError, NotImplementedError):
+        pass
+
+
+def _base_row(*, dataset, run_id, engine, params, repeats, timeout_s, label, variant, timed,
+              simulated, entry, command) -> dict[str, Any]:
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "dataset": dataset,
+        "run_id": run_id,
+        "engine": engine,
+        "label": label or run_id,
+        "variant": variant,
+        "params": params,
+        "timed": bool(timed),
+        "entry": entry,
+        "command": command,
+        "repeats": repeats,
+        "timeout_s": timeout_s,
+        "host": _host(),
+        "env": None,
+        "started_at": _now(),
+        "count": None,
+        "fingerprint": None,
+        "algo_s": [],
+        "wall_s": [],
+        "algo_s_median": None,
+        "compile_s": None,
+        "peak_rss_bytes": None,
+        "graph": None,
+        "stats": {},
+        # a simulator (numba's CUDA simulator) runs on the CPU: counts are real, times are not
+        "simulated": bool(simulated),
+    }
 
 
 def run(
@@ -182,89 +271,164 @@ def run(
     ``input_path`` is the graph file a command-line engine reads when it is not
     the CSR ``graph``.
     """
+    rows: list[dict[str, Any]] = []
+    not_final = run_items(
+        dataset=dataset, run_id=run_id, engine=engine, graph=graph, items=[params],
+        on_row=lambda _k, row: rows.append(row), repeats=repeats, timeout_s=timeout_s,
+        env=env, label=label, variant=variant, timed=timed, simulated=simulated, entry=entry,
+        command=command, input_path=input_path)
+    if not_final:
+        raise not_final[0][1]
+    return rows[0]
+
+
+def run_items(
+    *,
+    dataset: str,
+    run_id: str,
+    engine: str,
+    graph: str | os.PathLike,
+    items: list[dict[str, Any]],
+    on_row: Callable[[int, dict[str, Any]], None],
+    progress_labels: list[str] | None = None,
+    repeats: int = 1,
+    timeout_s: float = 3600.0,
+    env: dict[str, str] | None = None,
+    label: str | None = None,
+    variant: str | None = None,
+    timed: bool = True,
+    simulated: bool = False,
+    entry: str | None = None,
+    command: list[str] | None = None,
+    input_path: str | os.PathLike | None = None,
+) -> list[tuple[int, RunNotFinal]]:
+    """Run the engine once per item (its params; e.g. the shards of a run) in one child
+    process, one after the other, and hand each item's row to ``on_row(k, row)`` as soon
+    as it is there.
+
+    One process pays the start-up (interpreter, imports, graph, JIT cache) once for all
+    items.  Each item has its own ``timeout_s`` (the first one's includes the start-up):
+    an item past it is killed and is a ``timeout`` row, a crash is an ``error`` row, and
+    the items after it go on in a new child.  An item killed from outside (the OOM
+    killer) gets no row: it is returned with its :class:`RunNotFinal`, and the others go
+    on.  A bad CSR file raises RunNotFinal at once (no item can run).
+    """
     spec = {"engine": engine, "entry": entry, "command": command, "graph": str(graph),
-            "input_path": str(input_path) if input_path else None, "params": params,
-            "repeats": repeats}
-    row: dict[str, Any] = {
-        "schema_version": SCHEMA_VERSION,
-        "dataset": dataset,
-        "run_id": run_id,
-        "engine": engine,
-        "label": label or run_id,
-        "variant": variant,
-        "params": params,
-        "timed": bool(timed),
-        "entry": entry,
-        "command": command,
-        "repeats": repeats,
-        "timeout_s": timeout_s,
-        "host": _host(),
-        "env": None,
-        "started_at": _now(),
-        "count": None,
-        "fingerprint": None,
-        "algo_s": [],
-        "wall_s": [],
-        "algo_s_median": None,
-        "compile_s": None,
-        "peak_rss_bytes": None,
-        "graph": None,
-        "stats": {},
-        # a simulator (numba's CUDA simulator) runs on the CPU: counts are real, times are not
-        "simulated": bool(simulated),
-    }
+            "input_path": str(input_path) if input_path else None, "repeats": repeats}
+    base = dict(dataset=dataset, run_id=run_id, engine=engine, repeats=repeats,
+                timeout_s=timeout_s, label=label, variant=variant, timed=timed,
+                simulated=simulated, entry=entry, command=command)
+    labels = progress_labels or [f"{dataset} {run_id}"] * len(items)
+    # before any engine runs, so that none of it shares the machine with a timed run
+    machine = environment()
+    not_final: list[tuple[int, RunNotFinal]] = []
+    pending = list(range(len(items)))
     with tempfile.TemporaryDirectory(prefix="mbe-run-") as tmp:
-        out = Path(tmp) / "result.json"
         err = Path(tmp) / "stderr.txt"
-        cmd = [sys.executable, "-m", "mbebench.runner", json.dumps(spec), str(out)]
-        child_env = {**os.environ, **(env or {})}
-        with open(err, "wb") as errf:
-            proc = subprocess.Popen(
-                cmd, stdout=errf, stderr=errf, start_new_session=True, env=child_env
-            )
+        tail = _LogTail(err)
+        try:
+            attempt = 0
+            while pending:
+                attempt += 1
+                out = Path(tmp) / f"out{attempt}"
+                out.mkdir()
+                child = {**spec, "items": [{"params": items[k], "label": labels[k]}
+                                           for k in pending]}
+                done, fate = _child(child, out, err, timeout_s, env, pending, base, items,
+                                    machine, on_row)
+                rest = pending[done:]
+                if fate is None:  # the child ran every item it was given
+                    pending = []
+                    continue
+                kind, message = fate
+                k = rest[0]
+                if kind == "bad_input":
+                    raise RunNotFinal(f"dataset {dataset!r}: {message}", bad_input=str(graph))
+                if kind == "not_final":
+                    not_final.append((k, RunNotFinal(message)))
+                else:  # timeout or error: the item's row says so
+                    row = _base_row(params=items[k], **base)
+                    row.update(status=kind, message=message, env=machine, finished_at=_now())
+                    on_row(k, row)
+                pending = rest[1:]
+        finally:
+            tail.stop()
+    return not_final
+
+
+def _child(child: dict, out: Path, err: Path, timeout_s: float, env, pending: list[int],
+           base: dict, items: list[dict], machine: dict, on_row) -> tuple[int, tuple | None]:
+    """Start one child on ``child["items"]`` and follow it to its end: every finished item
+    goes to ``on_row``.  Returns (items finished, None) when it ran them all, else the
+    fate of the next one: ("timeout" | "error" | "not_final" | "bad_input", message)."""
+    cmd = [sys.executable, "-m", "mbebench.runner", json.dumps(child), str(out)]
+    child_env = {**os.environ, **(env or {})}
+    n = len(child["items"])
+    done = 0
+    started_at = _now()
+    with open(err, "ab") as errf:
+        proc = subprocess.Popen(cmd, stdout=errf, stderr=errf, start_new_session=True,
+                                env=child_env)
+    clock = beat = time.monotonic()
+    timed_out = False
+    try:
+        while True:
             try:
-                proc.wait(timeout=timeout_s)
+                proc.wait(timeout=POLL_S)
+                exited = True
             except subprocess.TimeoutExpired:
-                _kill_group(proc)
-                row.update(status="timeout", message=f"timed out after {timeout_s:g} s")
-            except BaseException:
-                _kill_group(proc)
-                raise
-            else:
-                # workers the engine failed to reap must not outlive the run
-                try:
-                    os.killpg(proc.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-        log = err.read_text(errors="replace")
-        if log:
-            sys.stderr.write(log)
-        killed_by = -proc.returncode if proc.returncode and proc.returncode < 0 else None
-        if "status" not in row:
-            if out.is_file():
-                result = json.loads(out.read_text())
+                exited = False
+            while done < n and (out / f"{done}.json").is_file():
+                result = json.loads((out / f"{done}.json").read_text())
+                k = pending[done]
                 if result["status"] == "bad_input":
-                    raise RunNotFinal(f"dataset {dataset!r}: {result['message']}",
-                                      bad_input=str(graph))
+                    _kill_group(proc)
+                    return done, ("bad_input", result["message"])
+                row = _base_row(params=items[k], **base)
+                row["started_at"] = started_at
                 row.update(result)
-            elif killed_by in OUTSIDE_SIGNALS:
-                name = signal.Signals(killed_by).name
-                raise RunNotFinal(
-                    f"dataset {dataset!r} run {run_id}: the engine process was killed by {name}"
-                    " from outside (the OS out of memory, or an admin); not recorded, the next"
-                    " run retries it")
-            else:
-                last = next((ln for ln in reversed(log.splitlines()) if ln.strip()), "")
-                row.update(
-                    status="error",
-                    message=f"engine process exited with code {proc.returncode}"
-                    + (f": {last.strip()}" if last else ""),
-                )
-    if row["algo_s"]:
-        row["algo_s_median"] = statistics.median(row["algo_s"])
-    row["env"] = environment()  # after the run: nothing here shares the machine with it
-    row["finished_at"] = _now()
-    return row
+                if row["algo_s"]:
+                    row["algo_s_median"] = statistics.median(row["algo_s"])
+                row.update(env=machine, finished_at=_now())
+                on_row(k, row)
+                done += 1
+                started_at, clock = _now(), time.monotonic()
+            if exited:
+                break
+            now = time.monotonic()
+            if now - beat >= HEARTBEAT_S:
+                _heartbeat()
+                beat = now
+            if now - clock > timeout_s:
+                _kill_group(proc)
+                timed_out = True
+                break
+    except BaseException:
+        _kill_group(proc)
+        raise
+    # workers the engine failed to reap must not outlive the run
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    if done == n:
+        return done, None
+    if timed_out:
+        return done, ("timeout", f"timed out after {timeout_s:g} s")
+    killed_by = -proc.returncode if proc.returncode and proc.returncode < 0 else None
+    if killed_by in OUTSIDE_SIGNALS:
+        name = signal.Signals(killed_by).name
+        what = f"dataset {base['dataset']!r} run {base['run_id']}"
+        shard = items[pending[done]].get("shard")
+        if shard and shard != "0/1":
+            what += f" shard {shard}"
+        return done, ("not_final",
+                      f"{what}: the engine process was killed by {name} from outside (the OS"
+                      " out of memory, or an admin); not recorded, the next run retries it")
+    log = err.read_text(errors="replace")
+    last = next((ln for ln in reversed(log.splitlines()) if ln.strip()), "")
+    return done, ("error", f"engine process exited with code {proc.returncode}"
+                  + (f": {last.strip()}" if last else ""))
 
 
 def unavailable_row(*, dataset: str, run_id: str, engine: str, params: dict[str, Any],
@@ -321,10 +485,29 @@ def _die_with_parent() -> None:
 
 
 def _child_entry(argv: list[str]) -> int:
+    """``python -m mbebench.runner <spec> <out dir>``: the runner's child.  Runs the
+    spec's items in order, writing ``<k>.json`` for item k as soon as it is done."""
     _die_with_parent()
+    from mbebench.csr import CSRError
+    from mbebench.progress import LABEL_ENV
+
     spec = json.loads(argv[0])
-    result = child_main(spec)
-    atomic.write_json(argv[1], result)
+    out = Path(argv[1])
+    failure = None
+    try:
+        graph, once = _load(spec)
+    except CSRError as e:  # the input, not the engine: not a result (see RunNotFinal)
+        atomic.write_json(out / "0.json",
+                          {"status": "bad_input", "message": str(e).splitlines()[0]})
+        return 0
+    except Exception as e:  # e.g. an engine that cannot be imported: every item fails
+        traceback.print_exc()
+        graph, once = None, None
+        failure = {"status": "error", "message": _one_line(e)}
+    for k, item in enumerate(spec["items"]):
+        os.environ[LABEL_ENV] = item.get("label") or ""
+        result = failure or _run_item(graph, once, item["params"], spec["repeats"])
+        atomic.write_json(out / f"{k}.json", result)
     return 0
 
 

@@ -5,6 +5,7 @@ The runner imports them in its child process as ``fake_engines:<name>``
 
 import os
 import signal
+import sys
 import time
 
 from mbebench.engine import EngineResult, EngineSkipped
@@ -90,3 +91,46 @@ def crown_count(graph, **_):
     """The count of the crown graph S_33 (2**33 - 2 > 2**32) and the largest fingerprint,
     whatever the graph: the row path must keep both exactly."""
     return EngineResult(2**33 - 2, 2**64 - 1, algo_seconds=0.001)
+
+
+def _record(path_env: str, text: str) -> None:
+    if os.environ.get(path_env):
+        with open(os.environ[path_env], "a") as f:
+            f.write(text + "\n")
+
+
+def _targeted(var: str, shard: str) -> bool:
+    """Whether $var names this shard: "1/3", or the run's progress label
+    ("hubs imbea shard 1/3"); several separated by commas."""
+    from mbebench.progress import label
+
+    targets = [t.strip() for t in os.environ.get(var, "").split(",") if t.strip()]
+    return shard in targets or label() in targets
+
+
+def shards_imbea(graph, shard="0/1", **_):
+    """iMBEA (its own defaults: any engine's spec may stand in front of it), recording each
+    start in $MBE_TEST_SHARD_LOG (the progress label names the dataset, run and shard).
+    The shards $MBE_TEST_KILL_SHARD names are killed from outside (SIGKILL, as the OOM
+    killer does) while the file $MBE_TEST_KILL_FLAG exists; those $MBE_TEST_FAIL_SHARD
+    names raise."""
+    from baselines.imbea import run
+    from mbebench.progress import label
+
+    _record("MBE_TEST_SHARD_LOG", label())
+    if _targeted("MBE_TEST_KILL_SHARD", shard) and os.path.exists(
+            os.environ.get("MBE_TEST_KILL_FLAG", "/nonexistent")):
+        os.kill(os.getpid(), signal.SIGKILL)
+    if _targeted("MBE_TEST_FAIL_SHARD", shard):
+        raise RuntimeError(f"boom on shard {shard}")
+    return run(graph, shard=shard)
+
+
+def chatty(graph, seconds=3.0, **_):
+    """The oracle, after a progress line and ``seconds`` of sleep: the line must reach
+    the run's log while the run goes on."""
+    from mbebench.progress import format_line, label
+
+    print(format_line("chatty", label(), 0, 1, 0.0, 1.0, 0, 0.5), file=sys.stderr, flush=True)
+    time.sleep(seconds)
+    return oracle(graph)

@@ -30,6 +30,12 @@ BASE = {"datasets": {"g": {"konect": "g"}}}
      "datasets.g.sha256: got \"abc\"; expected a string matching ^[0-9a-fA-F]{64}$"),
     ({"fail_on": ["error", "oops"]}, "fail_on.1: got \"oops\"; expected one of \"error\""),
     ({"only": "Unicode"}, "only: got \"Unicode\"; expected a list (each a string)"),
+    ({"datasets": {"g": {"konect": "g", "shards": 0}}},
+     "datasets.g.shards: got 0; expected an integer >= 1 and <= 10000"),
+    ({"datasets": {"g": {"konect": "g", "shards": 2.5}}},
+     "datasets.g.shards: got 2.5; expected an integer"),
+    ({"datasets": {"g": {"konect": "g", "shards_per_job": 0}}},
+     "datasets.g.shards_per_job: got 0; expected an integer >= 1"),
 ])
 def test_each_error_is_one_line_naming_the_key_and_the_form(bad, line):
     with pytest.raises(plan.ConfigError) as e:
@@ -88,3 +94,31 @@ def test_the_old_key_variants_works_in_an_override_of_the_default_config():
                                                        "variants": ["noWS"]}}})
     with pytest.raises(plan.ConfigError, match="not both"):
         plan.plan_runs(both, cores=4)
+
+
+def _shard_plan(engines: dict, **dataset):
+    cfg = {"datasets": {"g": {"konect": "g", **dataset}, "h": {"konect": "h"}},
+           "engines": {"repeats": 1, "timeout_s": 60, "cumbe": {"enabled": False},
+                       "parmbe": {"enabled": False}, **engines}}
+    runs = plan.plan_runs(cfg, 2)
+    shards = plan.dataset_shards(cfg, ["g", "h"])
+    plan.check_shards(shards, runs)
+    return shards, runs
+
+
+def test_shards_of_a_dataset_and_the_engines_that_can_take_them():
+    shards, runs = _shard_plan({}, shards=4, shards_per_job=3)
+    assert shards == {"g": plan.Sharding(4, 3), "h": plan.Sharding(1, 1)}
+    assert shards["g"].groups() == [[0, 1, 2], [3]]
+    assert _shard_plan({}, shards=2, shards_per_job=9)[0]["g"].per_job == 2
+    # an engine without a shard parameter cannot be sharded: say which and what to do
+    byo = {"toy": {"command": "{python} -c pass {graph}"}}
+    with pytest.raises(plan.ConfigError) as e:
+        _shard_plan(byo, shards=2)
+    assert str(e.value) == ("datasets.g.shards: 2, but engines.toy takes no 'shard' parameter "
+                            "(run toy); give it one, or leave g out of engines.toy.datasets")
+    _shard_plan({"toy": {**byo["toy"], "datasets": ["h"]}}, shards=2)  # not on g: fine
+    # a shard set by hand would be one shard of each shard run
+    with pytest.raises(plan.ConfigError, match=r"engines\.imbea\.shard is set by hand \('1/2'"):
+        _shard_plan({"imbea": {"shard": "1/2"}}, shards=3)
+    _shard_plan({"imbea": {"shard": "1/2"}})  # unsharded datasets: a shard of one's own is fine

@@ -23,36 +23,17 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from workflow_helpers import copy_workflow, edge_text, reference
+from workflow_helpers import copy_workflow, edge_text, fake_engine_env, reference
 
 from mbebench import csr, runner
 from mbebench.fingerprint import to_hex
 
 REPO = Path(__file__).resolve().parents[1]
-TESTS = Path(__file__).resolve().parent
 pytestmark = pytest.mark.slow
 
 CPU_ONLY = {"parmbe": {"enabled": False}, "cumbe": {"enabled": False}}
 SUMMARY = "results/tables/summary.csv"  # the target: the plots would only cost time here
 
-# Engines replaced inside the pipeline's processes (see _fake_engine_env): the registered
-# spec, with another function as its entry.
-SITECUSTOMIZE = '''\
-import os
-_spec = os.environ.get("MBE_TEST_ENGINES")
-if _spec:
-    import dataclasses
-    import sys
-    import types
-
-    from mbebench import engine as _engine
-
-    _mod = sys.modules["mbe_test_specs"] = types.ModuleType("mbe_test_specs")
-    for _item in _spec.split(","):
-        _name, _target = _item.split("=", 1)
-        setattr(_mod, _name, dataclasses.replace(_engine.get_spec(_name), entry=_target))
-        _engine.ENGINES[_name] = f"mbe_test_specs:{_name}"
-'''
 # iMBEA, but a graph with more than 20 left vertices hangs while the file MBE_TEST_HANG
 # exists: a run that is surely still in flight when the test kills Snakemake.  The same
 # engine (the row's entry) serves the rerun, so no finished row is redone for a new entry.
@@ -117,13 +98,7 @@ def _summary(work: Path) -> pd.DataFrame:
 
 
 def _fake_engine_env(tmp: Path, **engines: str) -> dict[str, str]:
-    site = tmp / "site"
-    site.mkdir(exist_ok=True)
-    (site / "sitecustomize.py").write_text(SITECUSTOMIZE)
-    (site / "mbe_slow_imbea.py").write_text(SLOW_IMBEA)
-    path = os.pathsep.join([str(site), str(TESTS), os.environ.get("PYTHONPATH", "")])
-    spec = ",".join(f"{k}={v}" for k, v in engines.items())
-    return {**os.environ, "PYTHONPATH": path, "MBE_TEST_ENGINES": spec}
+    return fake_engine_env(tmp, engines, {"mbe_slow_imbea.py": SLOW_IMBEA})
 
 
 def _hubs(work: Path) -> tuple[int, str]:

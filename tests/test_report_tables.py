@@ -67,6 +67,24 @@ def test_the_summary_has_each_runs_peak_rss_and_gpu_memory(tmp_path):
         "446 MiB / 265 MiB"
 
 
+def test_sharded_rows_show_like_any_other_with_their_shard_count(tmp_path):
+    rs = [imbea("A", algo_s=[2.0]), parmbe("A", 2), imbea("B", algo_s=[3.0]), parmbe("B", 2)]
+    write_tables(rs, ["A", "B"], tmp_path)
+    assert "shards" not in pd.read_csv(tmp_path / "summary.csv").columns  # none sharded
+    rs[2]["shards"] = rs[3]["shards"] = {"n": 4, "time_sum_s": 9.0}
+    write_tables(rs, ["A", "B"], tmp_path)
+    csv = pd.read_csv(tmp_path / "summary.csv").set_index("dataset")
+    assert csv["shards"].to_dict() == {"A": 1, "B": 4} and csv.loc["B", "iMBEA"] == 3.0
+    md = (tmp_path / "summary.md").read_text()
+    head = md_tables(md)[0][0]
+    assert head[head.index("fingerprint") + 1] == "shards"
+    assert md_row(md, "B")[head.index("shards")] == "4"
+    assert md_row(md, "A")[head.index("shards")] == "–"
+    assert "the slowest shard's" in md
+    sp = (tmp_path / "speedup.md").read_text()
+    assert "the makespan on N machines): B (4 shards)." in sp  # A is not sharded
+
+
 def test_machine_paths_are_cut_in_the_markdown_but_kept_in_the_csv(tmp_path):
     why = "dataset 'Gone': download of file:///work/main/.mirror/g.tar.bz2 failed"
     rs = [imbea("A", algo_s=[1.0]), imbea("Gone", "unavailable", message=why)]

@@ -10,6 +10,9 @@ list), iMBEA and ParMBE with 2 processes on both, one cuMBE build on hubs.  cuMB
 ``simulate: false``: its job is submitted with ``--gpus=1`` onto the cluster's
 fake GPU (a gres backed by /dev/null), and the engine must notice there is no
 usable CUDA device and record ``skipped`` (``ok`` on a machine with a GPU).
+hubs is sharded (``shards: 2``): each shard of each of its runs is a SLURM job of its own,
+asking for what the whole run would (the GPU, ParMBE's CPUs), and the shards' rows are
+gathered on the submitting node.
 The tables must agree with a local run of the same config (counts and
 fingerprints, not times)."""
 
@@ -32,8 +35,10 @@ REPO = Path(__file__).resolve().parents[1]
 pytestmark = [pytest.mark.slurm, pytest.mark.slow]
 
 CORES = 2
+SHARDS = 2
 OVERLAY = {
     "only": ["crown-8", "hubs"],
+    "datasets": {"hubs": {"path": "graphs/out.hubs", "shards": SHARDS}},
     "engines": {
         "repeats": 1,
         "timeout_s": 120,
@@ -109,15 +114,18 @@ def test_every_job_ran_as_a_slurm_job(slurm_and_local):
     assert "submitted with SLURM jobid" in log
     jobs = slurm_and_local["jobs"]
     comments = [j.get("Comment", "") for j in jobs]
-    for rule in ("download", "convert", "run_engine", "tables", "plots"):
+    for rule in ("download", "convert", "run_engine", "run_shards", "tables", "plots"):
         assert any(c.startswith(f"rule_{rule}") for c in comments), (rule, comments)
+    # adding up a few rows is no job for the cluster: it runs where Snakemake runs
+    assert not any(c.startswith("rule_gather_shards") for c in comments), comments
     assert all(j["JobState"] == "COMPLETED" for j in jobs), [
         (j["Comment"], j["JobState"]) for j in jobs
     ]
 
 
-def _job(jobs, run_id: str, dataset: str = "hubs") -> dict:
-    name = f"rule_run_engine_wildcards_{dataset}_{run_id}"
+def _job(jobs, run_id: str, dataset: str = "crown-8", shard: int | None = None) -> dict:
+    name = (f"rule_run_engine_wildcards_{dataset}_{run_id}" if shard is None else
+            f"rule_run_shards_wildcards_{dataset}_{run_id}_{shard}_{SHARDS}")
     matches = [j for j in jobs if j.get("Comment") == name]
     assert len(matches) == 1, (name, [j.get("Comment") for j in jobs])
     return matches[0]
@@ -126,9 +134,15 @@ def _job(jobs, run_id: str, dataset: str = "hubs") -> dict:
 def test_engine_jobs_ask_for_gpus_cpus_memory_and_time(slurm_and_local):
     jobs = slurm_and_local["jobs"]
     timelimit = "00:17:00"  # engines.timeout_s 120 s -> 2 min + 15 min
-    cumbe = _job(jobs, "cumbe-cuMBE")
-    assert cumbe.get("TresPerJob") == "gres:gpu:1", cumbe
-    assert cumbe["NumCPUs"] == "1" and cumbe["TimeLimit"] == timelimit
+    for shard in range(SHARDS):  # hubs: every shard is a job asking for what its run would
+        cumbe = _job(jobs, "cumbe-cuMBE", "hubs", shard)
+        assert cumbe.get("TresPerJob") == "gres:gpu:1", cumbe
+        assert cumbe["NumCPUs"] == "1" and cumbe["TimeLimit"] == timelimit
+        imbea = _job(jobs, "imbea", "hubs", shard)
+        assert imbea.get("TresPerJob") in (None, "(null)"), imbea
+        assert (imbea["NumCPUs"], imbea["TimeLimit"]) == ("1", timelimit)
+        parmbe = _job(jobs, f"parmbe-p{CORES}", "hubs", shard)
+        assert parmbe["NumCPUs"] == str(CORES) and parmbe.get("TresPerJob") in (None, "(null)")
     imbea = _job(jobs, "imbea")
     assert imbea.get("TresPerJob") in (None, "(null)"), imbea
     assert (imbea["NumCPUs"], imbea["MinMemoryNode"], imbea["TimeLimit"]) == (
@@ -153,6 +167,20 @@ def test_same_results_as_a_local_run(slurm_and_local):
     l_ = pd.read_csv(slurm_and_local["local"] / ".test/results/tables/summary.csv")
     pd.testing.assert_frame_equal(s[STABLE], l_[STABLE])
     assert s.set_index("dataset").loc["crown-8", "count"] == 2**8 - 2
+    assert s.set_index("dataset")["shards"].to_dict() == {"crown-8": 1, "hubs": SHARDS}
+
+
+def test_sharded_runs_are_gathered_from_their_shard_jobs(slurm_and_local):
+    rows = _rows(slurm_and_local["slurm"])
+    shards = slurm_and_local["slurm"] / ".test/results/runs/hubs"
+    for run_id in ("imbea", f"parmbe-p{CORES}"):
+        row = rows[("hubs", run_id)]
+        assert row["status"] == "ok" and row["shards"]["n"] == SHARDS, row["message"]
+        parts = [json.loads((shards / run_id / f"shard-{i}-of-{SHARDS}.json").read_text())
+                 for i in range(SHARDS)]
+        assert [p["params"]["shard"] for p in parts] == [f"{i}/{SHARDS}" for i in range(SHARDS)]
+        assert sum(p["count"] for p in parts) == row["count"] == rows[("hubs", "imbea")]["count"]
+        assert row["algo_s_median"] == max(p["algo_s_median"] for p in parts)
 
 
 def test_gpu_run_without_a_usable_device_is_skipped_not_failed(slurm_and_local):

@@ -3,6 +3,7 @@ and the brute-force reference counts of the shipped tiny graphs."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -12,6 +13,7 @@ from pathlib import Path
 from mbebench import csr, oracle
 
 REPO = Path(__file__).resolve().parents[1]
+TESTS = REPO / "tests"
 
 
 def copy_workflow(dest: Path) -> Path:
@@ -55,3 +57,38 @@ def reference(text: str):
     ri = {v: i for i, v in enumerate(rights)}
     g = csr.from_edges([li[u] for u, _ in pairs], [ri[v] for _, v in pairs], len(lefts), len(rights))
     return g, oracle.count_and_fingerprint(g)
+
+
+# Engines replaced inside the pipeline's processes (see fake_engine_env): the registered
+# spec, with another function as its entry.
+SITECUSTOMIZE = '''\
+import os
+_spec = os.environ.get("MBE_TEST_ENGINES")
+if _spec:
+    import dataclasses
+    import sys
+    import types
+
+    from mbebench import engine as _engine
+
+    _mod = sys.modules["mbe_test_specs"] = types.ModuleType("mbe_test_specs")
+    for _item in _spec.split(","):
+        _name, _target = _item.split("=", 1)
+        setattr(_mod, _name, dataclasses.replace(_engine.get_spec(_name), entry=_target))
+        _engine.ENGINES[_name] = f"mbe_test_specs:{_name}"
+'''
+
+
+def fake_engine_env(tmp: Path, engines: dict[str, str],
+                    modules: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment of a Snakemake run whose engines ``engines`` (name -> module:function,
+    e.g. ``imbea="fake_engines:shards_imbea"``) are replaced in every process it starts;
+    ``modules``: more files (name -> source) for the same import path."""
+    site = tmp / "site"
+    site.mkdir(exist_ok=True)
+    (site / "sitecustomize.py").write_text(SITECUSTOMIZE)
+    for name, text in (modules or {}).items():
+        (site / name).write_text(text)
+    path = os.pathsep.join([str(site), str(TESTS), os.environ.get("PYTHONPATH", "")])
+    spec = ",".join(f"{k}={v}" for k, v in engines.items())
+    return {**os.environ, "PYTHONPATH": path, "MBE_TEST_ENGINES": spec}

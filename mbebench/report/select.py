@@ -111,6 +111,13 @@ def simulated(row: Mapping | None) -> bool:
     return row is not None and bool(row.get("simulated")) and row.get("status") == "ok"
 
 
+def shard_count(row: Mapping | None) -> int:
+    """How many shards a row was gathered from (1: an ordinary run; mbebench.gather)."""
+    sh = (row or {}).get("shards")
+    n = sh.get("n") if isinstance(sh, Mapping) else None
+    return int(n) if isinstance(n, int) and not isinstance(n, bool) and n > 1 else 1
+
+
 def median_s(row: Mapping | None) -> float | None:
     """Median algorithm seconds of an ok row, else None."""
     if row is None or row.get("status") != "ok" or not row.get("algo_s"):

@@ -101,6 +101,9 @@ def speedup_table(
     df.attrs["reference"] = ref.label
     df.attrs["geomean_n"] = geomean_n
     df.attrs["n_datasets"] = len(records)
+    # datasets whose runs were gathered from shards (mbebench.gather): their times are makespans
+    df.attrs["sharded"] = {ds: n for ds in df["dataset"] if ds in by_ds
+                           for n in [max(sel.shard_count(r) for r in by_ds[ds])] if n > 1}
     return df
 
 
@@ -148,6 +151,11 @@ def speedup_markdown(df: pd.DataFrame) -> str:
         "orientation for its datasets. " + _geomean_note(df, speed),
         "",
     ]
+    sharded = df.attrs.get("sharded") or {}
+    if sharded:
+        out += ["Sharded datasets (each run split into N shard jobs; its time is the slowest "
+                "shard's, the makespan on N machines): "
+                + ", ".join(f"{ds} ({n} shards)" for ds, n in sharded.items()) + ".", ""]
     return "\n".join(out) + "\n" + fmt.markdown(header, body, set(range(1, len(header))))
 
 

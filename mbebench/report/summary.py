@@ -104,10 +104,17 @@ def summary_table(
             rec[f"{c.label} GPU [B]"] = gpu_bytes(idx.get((ds, c.key)))
         records.append(rec)
     memory = [f"{lab} peak RSS [B]" for lab in labels] + [f"{c.label} GPU [B]" for c in gpu_cfgs]
-    cols = [*BASE_COLUMNS, *labels, "agree", "mismatch", "unavailable", "enumerated from",
-            *memory]
+    # a dataset's runs gathered from shards: how many (only when some are, so that the
+    # table of an unsharded pipeline keeps its columns)
+    shards = {ds: max(sel.shard_count(r) for r in by_ds.get(ds, [{}])) for ds in by_ds}
+    shard_col = ["shards"] if any(n > 1 for n in shards.values()) else []
+    for rec in records:
+        if shard_col:
+            rec["shards"] = shards.get(rec["dataset"], 1)
+    cols = [*BASE_COLUMNS, *shard_col, *labels, "agree", "mismatch", "unavailable",
+            "enumerated from", *memory]
     df = pd.DataFrame.from_records(records, columns=cols)
-    for c in ("|U|", "|V|", "|E|", *memory):
+    for c in ("|U|", "|V|", "|E|", *shard_col, *memory):
         df[c] = df[c].astype("Int64")
     fmt.int_column(df, "count")
     df.attrs["configs"] = labels
@@ -129,8 +136,10 @@ def environments(rows: Iterable[Mapping]) -> list[str]:
 
 
 def _main_table(df: pd.DataFrame, labels: Sequence[str]) -> str:
+    sharded = "shards" in df.columns
     header = ["dataset", "|U|", "|V|", "|E|", DENSITY_HEADER, "count", "fingerprint",
-              *[f"{lab} (s)" for lab in labels], "agree", "enumerated from"]
+              *(["shards"] if sharded else []), *[f"{lab} (s)" for lab in labels], "agree",
+              "enumerated from"]
     body = []
     for _, r in df.iterrows():
         bad = r["agree"] is False
@@ -139,10 +148,13 @@ def _main_table(df: pd.DataFrame, labels: Sequence[str]) -> str:
              fmt.integer(r["|V|"]), fmt.integer(r["|E|"]), fmt.density(r["density"]),
              fmt.integer(r["count"]) if not bad else r["count"],
              "–" if fmt.missing(r["fingerprint"]) else r["fingerprint"],
+             *([fmt.integer(r["shards"]) if r["shards"] > 1 else "–"] if sharded else []),
              *[fmt.seconds(r[lab]) for lab in labels],
              "unavailable" if r.get("unavailable") else fmt.agree_text(r["agree"]),
              r["enumerated from"] or "–"])
-    right = set(range(1, 6)) | {7 + i for i in range(len(labels))}
+    first_time = 8 if sharded else 7
+    right = set(range(1, 6)) | {first_time + i for i in range(len(labels))}
+    right |= {7} if sharded else set()
     return fmt.markdown(header, body, right)
 
 
@@ -179,7 +191,11 @@ def summary_markdown(df: pd.DataFrame) -> str:
         + (f" Instrumented builds ({', '.join(untimed)}) count for agreement, "
            "but their times are not the engines' times." if untimed else "")
         + (f" \"(simulator)\": {', '.join(simulated)} ran in the CUDA simulator on the CPU; "
-           "its seconds are the simulation's, not GPU times." if simulated else ""),
+           "its seconds are the simulation's, not GPU times." if simulated else "")
+        + (" Shards: a dataset's runs split into that many shard jobs (datasets.<d>.shards); "
+           "their time is the slowest shard's, the makespan on as many machines (the sum of "
+           "the shard times is the row's shards.time_sum_s)." if "shards" in df.columns
+           else ""),
         "Fingerprint: of the runs that compute one (a command-line engine may give only "
         "its count). Density: 2|E| / (|U| |V|), the paper's definition (a complete "
         "bipartite graph has 2). |U|, |V|: for the paper's datasets in its orientation"

@@ -8,7 +8,7 @@ import time
 
 from snakemake.exceptions import WorkflowError
 
-from mbebench import closing, configcheck, ingest, plan
+from mbebench import closing, configcheck, ingest, plan, status
 
 
 def _cores():
@@ -29,6 +29,8 @@ try:
     DATASETS = plan.selected_datasets(config)
     plan.prefer_overrides(config, configcheck.load_config("config/config.yaml"))
     RUNS = plan.plan_runs(config, _cores())
+    SHARDS = plan.dataset_shards(config, DATASETS)
+    plan.check_shards(SHARDS, RUNS)
 except plan.ConfigError as e:
     configcheck.fail(e)
 RUN_IDS = list(RUNS)
@@ -70,10 +72,23 @@ if REPORTING:
 STARTED = time.time()
 
 
+def alternation(names):
+    """A wildcard constraint matching exactly these names (none: nothing)."""
+    return "|".join(map(re.escape, names)) or "(?!)"
+
+
+# A run of a sharded dataset is gathered from its shards by gather_shards, any other is
+# one run_engine job; the two share the row's path and are told apart by the dataset.
+SHARDED = [d for d in DATASETS if SHARDS[d].sharded]
+UNSHARDED = [d for d in DATASETS if not SHARDS[d].sharded]
+
+
 wildcard_constraints:
-    dataset="|".join(map(re.escape, DATASETS)) or "(?!)",
-    run_id="|".join(map(re.escape, RUN_IDS)),
+    dataset=alternation(DATASETS),
+    run_id=alternation(RUN_IDS),
     fmt="konect|adj",
+    job=r"\d+",
+    jobs=r"\d+",
 
 
 def source(wildcards):
@@ -167,3 +182,34 @@ def run_runtime_min(wildcards):
 def run_mem_mb(wildcards, input, threads):
     """MB: interpreter and JIT per process plus a few copies of the CSR graph."""
     return int(1500 + 500 * threads + 8 * input.size_mb)
+
+
+# Shards (mbebench.gather): a job runs some shards of one run and writes a receipt.
+def sharding(wildcards):
+    return SHARDS[wildcards.dataset]
+
+
+def job_shards(wildcards):
+    return plan.job_shards(sharding(wildcards), int(wildcards.job), int(wildcards.jobs))
+
+
+def shard_receipts(wildcards):
+    return plan.shard_receipts(wildcards.dataset, wildcards.run_id, sharding(wildcards))
+
+
+def shard_retry(wildcards):
+    """Unchanged while the job's receipt and its shards' rows are there; the next number
+    when a row went missing, so that the job runs again (only for those shards)."""
+    rows = plan.shard_rows(
+        wildcards.dataset, wildcards.run_id, sharding(wildcards), job_shards(wildcards)
+    )
+    receipt = plan.shard_receipt(
+        wildcards.dataset, wildcards.run_id, int(wildcards.job), int(wildcards.jobs)
+    )
+    return ingest.retry_token(receipt, need=rows)
+
+
+def shards_runtime_min(wildcards):
+    """Minutes: each shard of the job may take the run's timeout, plus start-up."""
+    spec = run_spec(wildcards)
+    return math.ceil(len(job_shards(wildcards)) * spec.timeout_s / 60) + 15
