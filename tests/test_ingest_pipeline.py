@@ -97,7 +97,8 @@ def test_schema_defaults_for_ingest():
     validate(cfg, SCHEMA)
     assert cfg["download"]["deadline_s"] == 7200
     assert cfg["konect"]["max_member_gib"] == 16
-    assert cfg["datasets"]["g"] == {"konect": "g"}  # allow_non_bipartite is off unless given
+    # allow_non_bipartite is off unless given (the schema fills in only the shard defaults)
+    assert cfg["datasets"]["g"] == {"konect": "g", "shards": 1, "shards_per_job": 1}
 
 
 @pytest.mark.parametrize("bad", [
