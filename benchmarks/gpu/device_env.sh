@@ -1,5 +1,5 @@
-# Sourced by the one-call device scripts (run from the repo root: this folder's and those of
-# ../archive/gpu-debug/): installs the carried numpy 2.4 cp312 wheel (.whl/; numba-cuda 0.30.4 fails to import with the image's
+# Sourced by the one-call device scripts (run from the repo root: this folder's and
+# ../memory-caps/): installs the carried numpy 2.4 cp312 wheel (.whl/; numba-cuda 0.30.4 fails to import with the image's
 # numpy 2.5), sets the environment of every step, and $OUT.
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
   --target /tmp/site .whl/*.whl || exit 1
