@@ -57,38 +57,6 @@ def main():
         cpu = time.process_time() - c0 + sum(r.stats.get("worker_cpu_s") or [])
         out.append((r.algo_seconds, cpu, r.count))
     print(json.dumps(out))
-def in_process(a) -> None:
-    intervals = ["0", "10", "1"]
-    with tempfile.TemporaryDirectory() as tmp:
-        g = Path(tmp) / "g.csr"
-        graph(g, a.size, a.p, seed=1)
-        script = Path(tmp) / "child.py"
-        script.write_text(CHILD)
-        print(f"graph: random {a.size} x {a.size + 20}, p = {a.p} (seed 1); one process per "
-              f"engine, MBEBENCH_PROGRESS_S = {', '.join(intervals)} in turn, {a.in_process} "
-              "times\n")
-        print(f"load average at the start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores\n")
-        print("| engine | MBEBENCH_PROGRESS_S | algo s (median) | min | vs 0 | CPU s (median) "
-              "| vs 0 |")
-        print("|---|---|---:|---:|---:|---:|---:|")
-        for e in a.engines:
-            env = {**os.environ, "PYTHONPATH": str(REPO)}
-            res = subprocess.run([sys.executable, str(script), str(g), e, str(a.in_process),
-                                  ",".join(intervals)], capture_output=True, text=True, env=env,
-                                 cwd=REPO, check=True)
-            rows = json.loads(res.stdout.strip().splitlines()[-1])
-            assert len({r[3] for r in rows}) == 1, "counts differ"
-            base = None
-            for every in intervals:
-                xs = [r[1] for r in rows if r[0] == every]
-                cs = [r[2] for r in rows if r[0] == every]
-                med, cmed = statistics.median(xs), statistics.median(cs)
-                base = base or (med, cmed)
-                print(f"| {e} | {every} | {med:.3f} | {min(xs):.3f} | "
-                      f"{100 * (med / base[0] - 1):+.1f}% | {cmed:.3f} | "
-                      f"{100 * (cmed / base[1] - 1):+.1f}% |")
-
-
 if __name__ == "__main__":
     main()
 '''
