@@ -21,6 +21,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -71,15 +72,19 @@ def main() -> int:
     ap.add_argument("--limit", type=float, default=150, help="seconds one sanitized run may take")
     ap.add_argument("--budget", type=float, default=240)
     a = ap.parse_args()
+    if shutil.which("compute-sanitizer") is None:
+        sys.exit("memcheck.py: compute-sanitizer is not on PATH (a CUDA toolkit's bin/; GPU "
+                 "machine only)")
     a.out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     graphs = [Path(g) for g in a.graphs.split(",") if g]
-    for preset in filter(None, a.standins.split(",")):
-        d = Path("/tmp/memcheck-standins")
-        subprocess.run([sys.executable, "benchmarks/standins.py", "--preset", preset, "--seed", "1",
-                        "--scale", str(a.scale), "--out", str(d)], cwd=REPO, check=True,
-                       capture_output=True)
-        graphs += sorted(d.glob(f"{preset}*.csr"))
+    presets = [p for p in a.standins.split(",") if p]
+    if presets:  # the sweep's generator: the same files, named by their parameters
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from sweep import generate
+
+        graphs += [Path(g) for g in generate([(p, 1, a.scale) for p in presets],
+                                             Path("/tmp/memcheck-standins"), len(presets))]
     from cumbe.engine import smallest_memory_gib
     from mbebench.csr import read_csr
 
