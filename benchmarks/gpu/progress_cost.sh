@@ -34,7 +34,5 @@ for d in t.get("split1",{}):
     f=lambda a,b: f"{a/b:.3f}" if a and b else "-"
     print(f"{d:22}", *[f"{x:.5f}" if x else "-" for x in v], f(v[1],v[0]), f(v[3],v[2]))
 PY
-
-
 timeout 80 python3 -m cumbe.selfcheck --variants cuMBE,noRS --examples 40 --blocks 1,2,7,0 --time-limit 60 --run-limit 20 > $R/selfcheck.log 2>&1; echo "selfcheck rc $?"; tail -3 $R/selfcheck.log; el selfcheck
 tar -czf $OUT/x1b.tar.gz -C /tmp x1b
