@@ -24,6 +24,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -31,8 +32,8 @@ REPO = Path(__file__).resolve().parents[2]
 SUMMARY = re.compile(r"ERROR SUMMARY: (\d+) error")
 
 
-def run(graph: Path, cap, out: Path, sanitize: bool, limit: float) -> dict:
-    js = out / f"{graph.stem}-{cap}.json"
+def run(graph: Path, cap, scratch: Path, sanitize: bool, limit: float) -> dict:
+    js = scratch / f"{graph.stem}-{cap}.json"  # the CLI's --json, read back at once
     cmd = [sys.executable, "-m", "cumbe", "run", str(graph), "--json", str(js)]
     if cap is not None:
         cmd += ["--device-memory-gib", f"{cap:.6f}"]
@@ -89,9 +90,10 @@ def main() -> int:
     from mbebench.csr import read_csr
 
     rows, bad = [], 0
+    scratch = Path(tempfile.mkdtemp(prefix="memcheck-"))
     with open(a.out / "memcheck.jsonl", "w") as fh:
         for g in graphs:
-            ref = run(g, None, a.out, False, a.limit)
+            ref = run(g, None, scratch, False, a.limit)
             caps = []
             for c in a.caps.split(","):
                 if c == "smallest":
@@ -102,7 +104,7 @@ def main() -> int:
                 if time.perf_counter() - t0 > a.budget:
                     row = dict(status="not run")
                 else:
-                    row = run(g, cap, a.out, True, a.limit)
+                    row = run(g, cap, scratch, True, a.limit)
                 row.update(graph=g.stem, cap=name, cap_gib=round(cap, 4))
                 if row["status"] == "ok" and ref.get("status") == "ok":
                     row["same_as_uncapped"] = (row["count"], row["fingerprint"]) == (
