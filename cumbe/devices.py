@@ -10,13 +10,20 @@
 * A run sends every participating worker the job; each one reads the graph (the CSR
   file by path, mapped; an in-memory graph is pickled), makes the host preparation
   ONCE (:func:`cumbe.engine.prepare_for`), computes the same partition of the
-  first-level tasks into ``n`` shards (:func:`mbebench.shard.assign`, LPT by estimated
-  cost, as ``shard: "i/n"`` does), loads the kernel, and reports ready.
+  first-level tasks into ``n`` shards (:func:`mbebench.shard.assign_weighted`, LPT by
+  estimated cost towards the shards' shares), loads the kernel, and reports ready.
+* ``n`` = ``shards_per_device`` x devices, of decreasing size
+  (:func:`mbebench.shard.guided_targets`: each device's first shard is half its share,
+  then a quarter, ..., the last two equal).  Every shard is a kernel launch, and a launch
+  costs beyond its work: its stealing tail, when the shard has fewer heavy tasks than the
+  grid has warps (0.17 s a shard on a 1e9-biclique stand-in on an H100, whatever the
+  shard's size; ``benchmarks/multi-gpu/shard_cost.py``).  Few, large shards first pay that
+  few times; the small last ones even out the devices' ends.
 * Once every worker is ready the parent keeps the shard indices in one queue, largest
   estimated cost first, and hands each device the next one when it reports the last one
   done (a dynamic queue over one pipe per worker, not a static split); each shard is one
-  :func:`cumbe.engine.run` on the reused preparation.  ``n`` = ``shards_per_device`` x
-  devices; one device runs one shard (one kernel: nothing to balance).
+  :func:`cumbe.engine.run` on the reused preparation.  One device runs one shard (one
+  kernel: nothing to balance); ``shards=`` gives that many equal shards instead.
 * The parent sums the counts (Python int) and the fingerprints (mod 2**64).  A failure
   on any device, or a worker that dies (its pipe closes), stops the run's workers and
   raises one line naming the graph, the device and the shard: there is no partial
@@ -216,7 +223,7 @@ def _worker(dev: int, visible: str, sim: bool, conn) -> None:
             if job["shard"] != SH.WHOLE:
                 base, outer = P.shard_of(base, job["shard"])
             costs = P.task_costs(base)
-            assign = SH.assign(costs, n)
+            assign = SH.assign_weighted(costs, job["targets"])
             loads = np.bincount(assign, weights=costs.astype(np.float64), minlength=n)
             E.task_needs(base, base.rs)  # numba's first call (a compile or cache load)
             prepare_s = time.perf_counter() - t0
@@ -402,15 +409,19 @@ class DevicePool:
             if dead:
                 self._stop(dead)
                 self._start(dead)
-            return self._run(graph, params, ids, n, shards_per_device, shard, timeout_s)
+            targets = (SH.guided_targets(len(ids), shards_per_device)
+                       if shards is None and len(ids) > 1 else np.ones(n))
+            return self._run(graph, params, ids, targets, shards_per_device, shard, timeout_s)
         finally:
             with self._lock:
                 self._busy -= set(ids)
 
-    def _run(self, graph, params, ids, n, spd, shard, timeout_s) -> EngineResult:
+    def _run(self, graph, params, ids, targets, spd, shard, timeout_s) -> EngineResult:
         label = L.graph_label(graph)
         src = ("path", os.path.abspath(graph.path)) if graph.path else ("graph", graph)
-        job = {"graph": src, "params": params, "shard": shard, "n": n}
+        n = len(targets)
+        job = {"graph": src, "params": params, "shard": shard, "n": n,
+               "targets": [float(t) for t in targets]}
         t_start = time.perf_counter()
         deadline = None if timeout_s is None else t_start + float(timeout_s)
         conns = {self._conns[d]: d for d in ids}

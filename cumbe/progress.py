@@ -28,9 +28,11 @@ DEFAULT_S = 10.0
 # how long a worker keeps its counts before adding them to the host's counters
 REPORT_S = 0.25
 # the waits between two polls of the kernel's end event: from the first, doubling up to the
-# longest (a short kernel is not kept waiting for a long poll)
+# longest.  A kernel's end is seen at most POLL_S late, and the multi-GPU queue pays that for
+# every shard: polls of up to 0.2 s cost 0.12 s a shard on an H100, 2 ms polls 0.015 s
+# (benchmarks/multi-gpu/shard_cost.py); a poll is one driver call, nothing for the host.
 FIRST_POLL_S = 0.001
-POLL_S = 0.2
+POLL_S = 0.002
 PR_TASKS, PR_COST, PR_BICLIQUES = range(3)  # as cumbe.kernel.consts (no numba import here)
 
 

@@ -18,8 +18,9 @@ from cumbe.variants import ABLATIONS, VARIANTS
 # candidate side: auto (larger sum of squared degrees), smaller (the paper's rule), left, right
 SIDES: tuple[str, ...] = ("auto", "smaller", "left", "right")
 WARP = 32
-# ``devices``: shards per device of a run on several GPUs (cumbe.devices)
-SHARDS_PER_DEVICE = 8
+# ``devices``: shards per device of a run on several GPUs, halving in size (cumbe.devices):
+# 4 launches a device, the last two an eighth of its work each
+SHARDS_PER_DEVICE = 4
 _DEVICES = re.compile(r"^\s*(all|\d+|\d+\s*(,\s*\d+\s*)*,?)\s*$")
 # the config schema's form of a devices string (a YAML number is an int; a list is a sweep)
 DEVICES_PATTERN = r"^(all|[0-9]+|[0-9]+(,[0-9]+)*,?)$"
@@ -127,7 +128,8 @@ SPEC = EngineSpec(
                   "the devices take from one queue; its time is the wall time of the whole "
                   "multi-GPU computation. The run asks Snakemake for that many GPUs."),
         Param("shards_per_device", int, SHARDS_PER_DEVICE, minimum=1,
-              doc="With devices (more than one): shards per device in the queue (more: "
-                  "better balance, more kernel launches). One device runs one shard."),
+              doc="With devices (more than one): shards per device in the queue, halving in "
+                  "size (4: a half, a quarter and two eighths of a device's share; more: "
+                  "smaller last shards, more kernel launches). One device runs one shard."),
     ),
 )

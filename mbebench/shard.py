@@ -91,6 +91,57 @@ def assign(costs, n: int) -> np.ndarray:
     return _lpt(order, c, int(n))
 
 
+@njit(cache=True)
+def _lpt_weighted(order, costs, targets):
+    # Each task, largest first, to the shard whose load is the smallest fraction of its
+    # target (ties: fewer tasks, then the lower id).  A linear scan: a run has few shards.
+    n = targets.size
+    load = np.zeros(n, np.float64)
+    ntask = np.zeros(n, np.int64)
+    out = np.empty(order.size, np.int64)
+    for t in range(order.size):
+        best = 0
+        for s in range(1, n):
+            a = load[s] * targets[best]
+            b = load[best] * targets[s]
+            if a < b or (a == b and ntask[s] < ntask[best]):
+                best = s
+        out[order[t]] = best
+        load[best] += costs[order[t]]
+        ntask[best] += 1
+    return out
+
+
+def assign_weighted(costs, targets) -> np.ndarray:
+    """The shard (0..len(targets)-1) of every task, by LPT towards unequal shares:
+    shard ``s`` gets about ``targets[s] / sum(targets)`` of the cost (the multi-GPU
+    queue's shards of decreasing size, :func:`guided_targets`)."""
+    c = np.ascontiguousarray(costs, dtype=np.float64)
+    t = np.ascontiguousarray(targets, dtype=np.float64)
+    if c.ndim != 1 or t.ndim != 1:
+        raise ValueError("costs and targets must be one-dimensional")
+    if not np.all(np.isfinite(c)) or (c.size and c.min() < 0):
+        raise ValueError("costs must be finite and non-negative")
+    if t.size < 1 or not np.all(np.isfinite(t)) or t.min() <= 0:
+        raise ValueError("targets must be positive and finite, at least one")
+    if t.size == 1:
+        return np.zeros(c.size, np.int64)
+    return _lpt_weighted(np.argsort(-c, kind="stable"), c, t)
+
+
+def guided_targets(n_devices: int, per_device: int) -> np.ndarray:
+    """Shares of ``per_device`` x ``n_devices`` shards that halve round by round: each
+    device's first shard is half its work, the next a quarter, ..., the last two equal
+    (4 per device: 1/2, 1/4, 1/8, 1/8).  Every shard is a kernel launch with a cost of its
+    own (its stealing tail), so large shards go first and only the last ones are small
+    enough to even out the devices' ends."""
+    d, m = int(n_devices), int(per_device)
+    if d < 1 or m < 1:
+        raise ValueError(f"need at least one device and one shard per device, not {d}, {m}")
+    rounds = [0.5 ** (r + 1) if r < m - 1 else 0.5 ** (m - 1) for r in range(m)]
+    return np.repeat(np.array(rounds) / d, d)
+
+
 def select(costs, i: int, n: int) -> np.ndarray:
     """Indices (ascending) of the tasks shard ``i`` of ``n`` runs."""
     if not 0 <= i < n:

@@ -99,7 +99,7 @@ def test_lines_come_every_interval_while_the_kernel_runs(capsys):
     assert all(LINE.match(ln) for ln in lines), lines
     assert lines[0] == "cumbe progress: G: tasks 3/10 (cost 30%), 1e3 bicliques, 1e3/s, ETA 2 s"
     assert lines[-1].endswith("stolen work left")  # every first-level task done by 4 s
-    assert sum(sleeps) == pytest.approx(4.5, abs=PG.POLL_S)  # polled to the end, no longer
+    assert sum(sleeps) == pytest.approx(4.5, abs=PG.POLL_S * 1.001)  # polled to the end, no longer
     assert sleeps[0] == PG.FIRST_POLL_S  # a short kernel is not kept waiting
 
 

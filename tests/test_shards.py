@@ -133,6 +133,32 @@ def test_equal_costs_spread_over_shards():
     assert np.bincount(SH.assign(np.zeros(10), 3)).tolist() == [4, 3, 3]
 
 
+def test_guided_targets_halve_and_sum_to_one():
+    t = SH.guided_targets(2, 4)
+    assert t.tolist() == [0.25, 0.25, 0.125, 0.125, 0.0625, 0.0625, 0.0625, 0.0625]
+    assert SH.guided_targets(3, 1).tolist() == pytest.approx([1 / 3] * 3)
+    for d, m in ((1, 1), (2, 2), (3, 5), (8, 6)):
+        t = SH.guided_targets(d, m)
+        assert t.size == d * m and t.sum() == pytest.approx(1.0)
+        assert (np.diff(t) <= 0).all() and t[-1] == t[-d - 1 if m > 1 else -1]
+    with pytest.raises(ValueError, match="at least one device"):
+        SH.guided_targets(2, 0)
+
+
+def test_weighted_partition_meets_unequal_shares():
+    costs = np.random.default_rng(3).pareto(1.5, 20000)
+    t = SH.guided_targets(2, 4)
+    where = SH.assign_weighted(costs, t)
+    assert set(np.unique(where)) == set(range(t.size))  # every task in exactly one shard
+    shares = np.bincount(where, weights=costs, minlength=t.size) / costs.sum()
+    # list scheduling towards shares: off by at most the largest task
+    assert np.abs(shares - t).max() <= costs.max() / costs.sum() + 1e-9
+    # equal shares are the plain partition (the same tie-breaks)
+    assert (SH.assign_weighted(costs, np.ones(7)) == SH.assign(costs, 7)).all()
+    with pytest.raises(ValueError, match="targets must be positive"):
+        SH.assign_weighted(costs, [1.0, 0.0])
+
+
 # --- iMBEA ----------------------------------------------------------------------
 
 

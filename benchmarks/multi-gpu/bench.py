@@ -48,8 +48,11 @@ for p in (str(REPO), str(REPO / "benchmarks")):
 # numba's first calls of the host code (preparation, task needs, shard partition), cached
 HOST_WARM = ("import sys; sys.path[:0] = ['.', 'benchmarks']; import numpy as np, standins; "
              "from cumbe.engine import prepare_for, task_needs; "
-             "from mbebench.shard import assign; p = prepare_for(standins.crown(4)); "
-             "task_needs(p, p.rs); assign(np.ones(3), 2)")
+             "from mbebench.shard import assign, assign_weighted; "
+             "p = prepare_for(standins.crown(4)); task_needs(p, p.rs); assign(np.ones(3), 2); "
+             "assign_weighted(np.ones(3), np.ones(2))")
+from cumbe.spec import SHARDS_PER_DEVICE  # noqa: E402 - after the path
+
 TARGET = 0.55  # 2-GPU time / 1-GPU time, on graphs where one GPU takes >= MIN_T1_S
 MIN_T1_S = 10.0
 LOCK = threading.Lock()
@@ -262,8 +265,9 @@ def main() -> int:
     ap.add_argument("--crown-calib", type=int, default=0, help="calibration S_n (default 28)")
     ap.add_argument("--hard-cap", type=float, default=150.0, help="1-GPU limit of a stand-in")
     ap.add_argument("--crown-cap", type=float, default=230.0, help="1-GPU limit of S_33")
-    ap.add_argument("--spd", type=int, default=8, help="shards per device of the 2-GPU runs")
-    ap.add_argument("--spd-extra", default="16,4",
+    ap.add_argument("--spd", type=int, default=SHARDS_PER_DEVICE,
+                    help="shards per device of the 2-GPU runs (default: cumbe's)")
+    ap.add_argument("--spd-extra", default="8,6",
                     help="with the budget left: the first stand-in on 2 GPUs with these too")
     ap.add_argument("--parmbe", type=int, default=16)
     ap.add_argument("--parmbe-limit", type=float, default=150.0)
@@ -435,6 +439,10 @@ def main() -> int:
 
 
 def _commit() -> str | None:
+    """The measured tree's commit: $BENCH_COMMIT (a device copy's git HEAD can be stale),
+    else git's."""
+    if os.environ.get("BENCH_COMMIT"):
+        return os.environ["BENCH_COMMIT"]
     try:
         return subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True,
                               text=True, timeout=10).stdout.strip() or None
