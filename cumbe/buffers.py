@@ -44,8 +44,7 @@ class Buffer:
     name: str
     dtype: type
     shape: Callable[[Plan], tuple]
-    role: str  # "graph" (copied from the host), "scratch", "result", "view" (of scratch),
-    #            "mapped" (pinned host memory the device writes: no device memory)
+    role: str  # "graph" (copied from the host), "scratch", "result", "view" (of scratch)
     doc: str
 
 
@@ -71,25 +70,25 @@ SPEC: tuple[Buffer, ...] = (
     Buffer("pool_n", np.int32, lambda p: (2, p.workers), "scratch", "pieces left per victim"),
     Buffer("pool_list", np.int32, lambda p: (2, p.workers), "scratch", "who published"),
     Buffer("res", np.int64, lambda p: (K.NRES,), "result",
-           "bicliques, nodes, tasks, tasks of the block-wide phase (stolen pieces included); "
-           "from kernel.RES_PROG on, the exact progress counters (kernel.PR_*)"),
+           "bicliques, nodes, tasks, tasks of the block-wide phase (stolen pieces included)"),
     Buffer("res_fp", np.uint64, lambda p: (1,), "result", "fingerprint"),
     Buffer("err", np.int32, lambda p: (4,), "result", "error code (kernel.ERRORS)"),
     Buffer("ph_out", np.int64, lambda p: (p.workers, K.NPH + 1), "result",
            "instrumented: cycles per phase and in total, per warp"),
     Buffer("tasks_out", np.int64, lambda p: (p.workers,), "result", "tasks per warp"),
-    Buffer("prog", np.int64, lambda p: (K.NPROG,), "mapped",
-           "progress (kernel.PR_*), read by the host while the kernel runs (cumbe.progress)"),
+    Buffer("prog", np.int64, lambda p: (p.blocks, K.NPROG), "result",
+           "progress counters (kernel.PR_*) per block, copied while the kernel runs "
+           "(cumbe.progress); summed over the blocks, exact at the end"),
 )
 
 NAMES = tuple(b.name for b in SPEC)
-ZEROED = ("ctl", "res", "res_fp", "err", "ph_out", "tasks_out")
+ZEROED = ("ctl", "res", "res_fp", "err", "ph_out", "tasks_out", "prog")
 
 
 def nbytes(plan: Plan) -> int:
     """Device bytes of one launch (views share their buffer's memory)."""
     return int(sum(int(np.prod(b.shape(plan))) * np.dtype(b.dtype).itemsize
-                   for b in SPEC if b.role not in ("view", "mapped")))
+                   for b in SPEC if b.role != "view"))
 
 
 def bytes_per_arena_word(plan: Plan) -> int:
@@ -99,8 +98,7 @@ def bytes_per_arena_word(plan: Plan) -> int:
 
 def allocate(plan: Plan, host: dict, cuda, driver=None) -> dict:
     """Device arrays for every buffer: ``host`` gives the graph buffers' contents;
-    scratch is left uninitialised except ZEROED and the mapped buffers (the kernel
-    initialises the rest)."""
+    scratch is left uninitialised except ZEROED (the kernel initialises the rest)."""
     out = {}
     for b in SPEC:
         shape = b.shape(plan)
@@ -113,9 +111,6 @@ def allocate(plan: Plan, host: dict, cuda, driver=None) -> dict:
             out[b.name] = cuda.to_device(arr)
         elif b.role == "view":
             continue
-        elif b.role == "mapped":
-            out[b.name] = cuda.mapped_array(shape, dtype=b.dtype)
-            out[b.name][:] = 0
         elif b.name in ZEROED:
             out[b.name] = cuda.to_device(np.zeros(shape, b.dtype))
         else:

@@ -214,13 +214,11 @@ def run(
     if not 0.0 <= float(idle_fraction) < 1.0:
         raise ValueError("idle_fraction must be in [0, 1)")
     prm[K.P_IDLE] = int(round(float(idle_fraction) * 1000))
-    # device cycles between a worker's progress reports (the simulator: every piece)
-    prm[K.P_REPORT] = 0 if sim else int(PG.REPORT_S * _clock_hz(cuda))
     host = dict(offU=prep.offU, adjU=prep.adjU, offV=prep.offV, adjV=prep.adjV, orig=prep.orig,
                 tasks=tasks, prm=prm)
     arrays = B.allocate(plan, host, cuda)
     setup_s = time.perf_counter() - t0 - compile_s
-    progress = PG.Progress(arrays["prog"], tasks.size,
+    progress = PG.Progress(PG.device_reader(arrays["prog"], cuda, sim), tasks.size,
                            int((prep.task_wedges + prep.task_deg).sum()), label)
     if sim:
         K.SIM_WARPS.reset()
@@ -248,7 +246,7 @@ def run(
         kernel_s=kernel_s, compile_s=compile_s, setup_s=setup_s, prepare_s=prep_s,
         nodes=int(res[1]), tasks_run=int(res[2]), block_tasks_run=int(res[3]),
         progress_lines=progress.lines,
-        progress_end=progress.end(res[K.RES_PROG:K.RES_PROG + K.NPROG]),
+        progress_end=progress.end(arrays["prog"].copy_to_host().sum(axis=0)),
     )
     if instrument:
         ph = arrays["ph_out"].copy_to_host()

@@ -136,11 +136,14 @@ def checked_launch(kernel, blocks: int, threads: int, args, *, cuda, what: str, 
         if progress is not None:
             progress.start()
         if events:
+            # a stream of its own: the progress reader copies the kernel's counters on
+            # another one while it runs (the default stream would wait for the kernel)
+            stream = cuda.stream()
             e0, e1 = cuda.event(), cuda.event()
-            e0.record()
-            kernel[blocks, threads](*args)
+            e0.record(stream)
+            kernel[blocks, threads, stream](*args)
             stage = "failed while running"  # any later call may be the one to report a fault
-            e1.record()
+            e1.record(stream)
             if progress is not None:
                 progress.wait(e1)
             e1.synchronize()

@@ -1,11 +1,10 @@
-"""Progress lines of a running cuMBE kernel, from counters the kernel keeps in
-host-mapped memory (``prog``, :data:`cumbe.kernel.PR_TASKS` ...).
+"""Progress lines of a running cuMBE kernel, from exact counters the kernel keeps in
+device memory (``prog``, a row per block: first-level tasks done, their cost estimates,
+bicliques; :data:`cumbe.kernel.PR_TASKS` ...).
 
-Each worker adds, at most every :data:`REPORT_S` seconds of device clock and once more
-at its end, the first-level tasks it finished, their cost estimates (wedges + degree, the
-host's order and shard balance) and the bicliques it found to exact counters in device
-memory; its periodic reports (not the last) also store the new totals into the host-mapped
-copy read here.  While the kernel runs,
+Every worker adds to the counters as each piece of work ends, with reductions it does not
+wait for; the host copies them on a stream of its own while the kernel runs on another
+(:func:`device_reader`, :func:`cumbe.launch.checked_launch`).  While the kernel runs,
 :func:`cumbe.launch.checked_launch` polls its end event and prints one line to stderr
 every ``CUMBE_PROGRESS_S`` seconds (10)::
 
@@ -25,8 +24,6 @@ import time
 
 ENV = "CUMBE_PROGRESS_S"
 DEFAULT_S = 10.0
-# how long a worker keeps its counts before adding them to the host's counters
-REPORT_S = 0.25
 # the waits between two polls of the kernel's end event: from the first, doubling up to the
 # longest.  A kernel's end is seen at most POLL_S late, and the multi-GPU queue pays that for
 # every shard: polls of up to 0.2 s cost 0.12 s a shard on an H100, 2 ms polls 0.015 s
@@ -34,6 +31,7 @@ REPORT_S = 0.25
 FIRST_POLL_S = 0.001
 POLL_S = 0.002
 PR_TASKS, PR_COST, PR_BICLIQUES = range(3)  # as cumbe.kernel.consts (no numba import here)
+NPROG = 3
 
 
 def interval_s() -> float:
@@ -78,9 +76,10 @@ class Progress:
         self.t0 = self.clock()
 
     def read(self) -> tuple[int, int, int]:
-        """(tasks done, their cost, bicliques) as the kernel last reported them: workers
-        store totals that can arrive out of order, so each is the largest seen yet."""
-        c = self.counters
+        """(tasks done, their cost, bicliques) as the counters stand now (``counters``: a
+        sequence, or a function that returns one, e.g. :func:`device_reader`'s); each is
+        the largest seen yet."""
+        c = self.counters() if callable(self.counters) else self.counters
         self.seen = tuple(max(int(c[i]), s) for i, s in
                           zip((PR_TASKS, PR_COST, PR_BICLIQUES), self.seen))
         return self.seen
@@ -116,8 +115,26 @@ class Progress:
 
     def end(self, final=None) -> dict:
         """The counters once the kernel has ended: every task, every biclique.  ``final``:
-        the kernel's exact counters (device memory; the host copy gets only periodic
-        reports), else the host copy."""
+        the kernel's counters as copied with its results, else read now."""
         tasks, cost, bicliques = self.read() if final is None else (int(x) for x in final)
         return {"tasks": tasks, "of_tasks": self.n_tasks, "cost": cost,
                 "of_cost": self.total_cost, "bicliques": bicliques}
+
+
+def device_reader(prog, cuda, sim: bool = False):
+    """A function that returns the progress counters, summed over the blocks' rows of the
+    device array ``prog``, copied on a stream of its own into pinned memory: the kernel
+    runs on another stream (:func:`cumbe.launch.checked_launch`), so the copy does not
+    wait for it.  The simulator runs the kernel within its launch call: nothing to
+    overlap."""
+    if sim:
+        return lambda: prog.copy_to_host().sum(axis=0)
+    host = cuda.pinned_array(prog.shape, dtype="int64")
+    stream = cuda.stream()
+
+    def read():
+        prog.copy_to_host(host, stream=stream)
+        stream.synchronize()
+        return host.sum(axis=0)
+
+    return read

@@ -121,11 +121,14 @@ class FakeCuda:
     def synchronize(self):
         self._step("sync-after" if "launch" in self.log else "sync-before")
 
+    def stream(self):
+        return "stream"
+
     def event(self):
         cuda = self
 
         class Event:
-            def record(self):
+            def record(self, stream=0):
                 cuda.log.append("record")
 
             def synchronize(self):
@@ -161,7 +164,7 @@ def test_checked_launch_runs_and_times_the_kernel():
     cuda = FakeCuda()
     kern = FakeKernel(cuda)
     assert _launch(cuda, kern) == pytest.approx(0.25)
-    assert kern.calls == [((300, 512), (1, 2))]
+    assert kern.calls == [((300, 512, "stream"), (1, 2))]  # a stream of its own
     assert cuda.log == ["sync-before", "record", "launch", "record", "event-sync", "sync-after"]
 
 

@@ -111,7 +111,6 @@ def test_nbytes_is_the_sum_of_the_allocations():
     class cuda:  # host arrays stand in for device ones
         to_device = staticmethod(np.array)
         device_array = staticmethod(lambda shape, dtype: np.empty(shape, dtype))
-        mapped_array = staticmethod(lambda shape, dtype: np.full(shape, -1, dtype))
 
     plan = B.Plan(n_u=10, n_v=7, n_edges=23, n_tasks=9, k=5, blocks=3, warps=2, arena_words=40)
     host = {"offU": np.zeros(11, np.int64), "adjU": np.zeros(23, np.int32),
@@ -120,11 +119,11 @@ def test_nbytes_is_the_sum_of_the_allocations():
             "prm": np.zeros(K.NPARAMS, np.int64)}
     arrays = B.allocate(plan, host, cuda)
     assert set(arrays) == set(B.NAMES)
-    host_side = {b.name for b in B.SPEC if b.role in ("view", "mapped")}  # no device bytes
-    assert host_side == {"arena64", "prog"}
+    host_side = {b.name for b in B.SPEC if b.role == "view"}  # no device bytes of its own
+    assert host_side == {"arena64"}
     total = sum(a.nbytes for n, a in arrays.items() if n not in host_side)
     assert total == B.nbytes(plan)
-    assert not arrays["prog"].any()  # the kernel only adds to the progress counters
+    assert not arrays["res"].any() and not arrays["prog"].any()  # the kernel only adds to them
     assert arrays["arena64"].nbytes == arrays["arena"].nbytes
     grow = B.nbytes(replace(plan, arena_words=41)) - B.nbytes(plan)
     assert grow == B.bytes_per_arena_word(plan)

@@ -27,12 +27,15 @@ class FakeCuda:
     def synchronize(self):
         pass
 
+    def stream(self):
+        return "kernel stream"
+
     def event(self):
         cuda = self
 
         class Event:
-            def record(self):
-                pass
+            def record(self, stream=0):
+                assert stream == "kernel stream"  # the progress reader copies on another
 
             def query(self):
                 cuda.queries += 1
@@ -54,7 +57,9 @@ class FakeKernel:
     def __init__(self, cuda):
         self.cuda = cuda
 
-    def __getitem__(self, grid):
+    def __getitem__(self, config):
+        assert config[2] == "kernel stream", config
+
         def launch(*args):
             self.cuda.end = self.cuda.clock() + self.cuda.run_s
 
@@ -77,6 +82,13 @@ def test_a_line_says_tasks_cost_bicliques_rate_and_eta():
                                "6.23e7/s, stolen work left")
     assert done.end() == {"tasks": 10, "of_tasks": 10, "cost": 100, "of_cost": 100,
                           "bicliques": 810000000}
+
+
+def test_counters_may_be_a_reader_and_each_is_the_largest_seen():
+    values = iter([[1, 10, 100], [3, 30, 50], [2, 40, 300]])  # copies can see old values
+    p = PG.Progress(lambda: next(values), 10, 100, "G", interval=10)
+    assert [p.read() for _ in range(3)] == [(1, 10, 100), (3, 30, 100), (3, 40, 300)]
+    assert p.end([10, 100, 400])["bicliques"] == 400
 
 
 def test_lines_come_every_interval_while_the_kernel_runs(capsys):

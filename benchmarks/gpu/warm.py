@@ -38,10 +38,12 @@ def compile_one(spec: str) -> dict:
     ov = kern.compile(sig)
     out = {"build": spec, "compile_s": round(time.perf_counter() - t, 1),
            "max_cooperative_blocks": int(ov.max_cooperative_grid_blocks(int(threads)))}
-    for key, fn in (("regs", "get_regs_per_thread"), ("local_bytes", "get_local_mem_per_thread"),
-                    ("shared_bytes", "get_shared_mem_per_block")):
+    # the compiled kernel's own figures (the dispatcher's get_* need the signature form
+    # numba keys its overloads by, which the typed dummies are not)
+    for key, attr in (("regs", "regs_per_thread"), ("local_bytes", "local_mem_per_thread"),
+                      ("shared_bytes", "shared_mem_per_block")):
         try:
-            out[key] = int(getattr(kern, fn)(sig))
+            out[key] = int(getattr(ov, attr))
         except Exception as e:  # noqa: BLE001 - informational only
             out[key] = f"{type(e).__name__}"
     return out

@@ -37,19 +37,19 @@ PH_IDLE = 7  # grid-sync wait
 NPH = 8
 
 # params (int64 array)
-(P_NU, P_K, P_AW, P_HALF, P_NT0, P_NT1, P_CANDLEFT, P_EAGER, P_NWK, P_IDLE,
- P_REPORT) = range(11)
-NPARAMS = 11
-# progress (int64 [NPROG], host-mapped, read by the host while the kernel runs): first-level
-# tasks done, their summed cost estimate (wedges + degree, as the host orders them), bicliques
+(P_NU, P_K, P_AW, P_HALF, P_NT0, P_NT1, P_CANDLEFT, P_EAGER, P_NWK, P_IDLE) = range(10)
+NPARAMS = 10
+# progress (int64 [blocks, NPROG], which the host copies on a stream of its own while the
+# kernel runs and sums over the blocks): first-level tasks done, their summed cost estimate
+# (wedges + degree, as the host orders them), bicliques.  Every piece adds to its block's
+# row with reductions whose result it does not wait for; rows per block, because one row
+# for the grid made the reductions queue on its line (+5 % on 5 ms graphs).  Host-mapped
+# counters cost more: atomics on them added 14-50 ms to every launch, and periodic plain
+# stores into them (the clock read and the store in the worker loop) 5 % to a 23 s run
+# (H100, 2026-11-26, docs/gpu.md).
 PR_TASKS, PR_COST, PR_BICLIQUES = range(3)
 NPROG = 3
-# The exact counters live in device memory, in the result buffer from RES_PROG on (atomics
-# there are cheap); a periodic report stores their new totals into the host-mapped copy with
-# plain stores: an atomic on host memory crosses PCIe and costs microseconds, and thousands
-# of workers serialised on it added 14-50 ms to every launch (H100, 2026-11-26).
-RES_PROG = 4
-NRES = RES_PROG + NPROG
+NRES = 4
 # control (int32 [2 phases, CTL_FIXED + 3 * (k + 2)]): task counter, then per stage the
 # stop flag, the publisher count and the count of workers out of work
 C_TASK = 0
@@ -72,10 +72,9 @@ MAX_THREADS = 512
  S_IDX, S_DONE, S_C0, S_C1, S_C2, S_CBW, S_R0, S_R1, S_R2) = range(30)
 S_OFF = 32  # + layout field index
 NS = S_OFF + _lay.NFIELDS + 1
-# per-group shared int64 slots; then the group's progress: the running first-level task's
-# cost, what its next report adds, and when that is due (clock)
-X_R, X_BASE, X_MIN, X_NID, X_COST, X_PTASK, X_PCOST, X_NEXT = range(8)
-NS64 = 8
+# per-group shared int64 slots; then the running first-level task's cost (progress)
+X_R, X_BASE, X_MIN, X_NID, X_COST = range(5)
+NS64 = 5
 # per-group shared uint64 slots
 U_SUML, U_SUMA, U_SUMX = range(3)
 NSU = 4

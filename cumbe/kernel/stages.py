@@ -32,14 +32,12 @@ from cumbe.kernel.consts import (
     P_NT0,
     P_NT1,
     P_NWK,
-    P_REPORT,
     PH_FETCH,
     PH_IDLE,
     PH_STEAL,
     PR_BICLIQUES,
     PR_COST,
     PR_TASKS,
-    RES_PROG,
     S_CUR,
     S_DONE,
     S_GOT,
@@ -49,9 +47,6 @@ from cumbe.kernel.consts import (
     U_SUML,
     WARP,
     X_COST,
-    X_NEXT,
-    X_PCOST,
-    X_PTASK,
     ZERO64,
 )
 from cumbe.kernel.lists import combine_sides
@@ -60,8 +55,8 @@ from cumbe.layout import F_SUM, K_LV
 
 
 def make_progress(cfg):
-    """What a worker's lane 0 reports to the host while the kernel runs (the counters of
-    cumbe.progress, in host-mapped memory)."""
+    """What a worker's lane 0 adds up: its own totals, and the run's progress counters
+    (cumbe.progress), which the host copies while the kernel runs."""
     dev = cfg.dev
 
     @dev
@@ -73,41 +68,20 @@ def make_progress(cfg):
         acc[1] += nn
 
     @dev
-    def flush(res, prog, sh64, g, acc, to_host):
-        """Add what the worker found since its last report to the run's counters and, when
-        ``to_host``, store their new totals in the host's copy.  Totals stored by different
-        workers can arrive out of order: the host keeps the largest it has seen."""
-        dt = sh64[g, X_PTASK]
-        dc = sh64[g, X_PCOST]
+    def report(prog, b, sh64, g, acc, own):
+        """A piece ended: the bicliques found since the last report go to the progress
+        counters and, when it was a first-level task's own part (``own``: what it published
+        is stolen, and thieves report their pieces' bicliques), the task and its cost, so
+        that at the end they are exactly the task count, the total cost and the count.
+        Reductions whose result is not used: the worker does not wait for them."""
         db = acc[0] - acc[3]
         acc[3] = acc[0]
-        nt = cuda.atomic.add(res, RES_PROG + PR_TASKS, dt) + dt
-        nc = cuda.atomic.add(res, RES_PROG + PR_COST, dc) + dc
-        nb = cuda.atomic.add(res, RES_PROG + PR_BICLIQUES, db) + db
-        if to_host:
-            prog[PR_TASKS] = nt
-            prog[PR_COST] = nc
-            prog[PR_BICLIQUES] = nb
-        sh64[g, X_PTASK] = 0
-        sh64[g, X_PCOST] = 0
-
-    @dev
-    def report(prm, res, prog, sh64, g, acc, own):
-        """A piece ended.  A first-level task counts as done when its owner's part ends
-        (``own``: what it published is stolen, and thieves report their pieces'
-        bicliques), so the tasks add up to exactly the task count.  Reports wait at least
-        P_REPORT cycles (the first one too), and the clock is read every 16th piece only:
-        workers end millions of pieces a second, and this runs on every one of them."""
+        cuda.atomic.add(prog, (b, PR_BICLIQUES), db)
         if own:
-            sh64[g, X_PTASK] += 1
-            sh64[g, X_PCOST] += sh64[g, X_COST]
-        if (acc[2] & 15) == 0:
-            t = clock()
-            if t >= sh64[g, X_NEXT]:
-                flush(res, prog, sh64, g, acc, True)
-                sh64[g, X_NEXT] = t + prm[P_REPORT]
+            cuda.atomic.add(prog, (b, PR_TASKS), 1)
+            cuda.atomic.add(prog, (b, PR_COST), sh64[g, X_COST])
 
-    return SimpleNamespace(tally=tally, flush=flush, report=report)
+    return SimpleNamespace(tally=tally, report=report)
 
 
 def make_run_stage(cfg, grp, fetch, stealing, searching, progress):
@@ -127,7 +101,7 @@ def make_run_stage(cfg, grp, fetch, stealing, searching, progress):
     @dev
     def run_stage(A, A64, prm, offU, adjU, offV, adjV, orig, tasks, ph, pb, pn, pl, ctl,
                   sh, sh64, shu, g, gl, me, phase, stage, nst, aw, nwk, task0, ntask, err,
-                  phl, acc, accf, res, prog):
+                  phl, acc, accf, prog):
         """One stage of one worker: take tasks (stage 1) or stolen pieces until none
         is left; acc collects bicliques, nodes and tasks, accf the fingerprint."""
         kst = prm[P_K]
@@ -199,7 +173,7 @@ def make_run_stage(cfg, grp, fetch, stealing, searching, progress):
                 t_last = clock()
             if gl == 0:
                 tally(acc, accf, c, f, nn)
-                report(prm, res, prog, sh64, g, acc, own)
+                report(prog, cuda.blockIdx.x, sh64, g, acc, own)
             if sh[g, S_PUB] != 0:
                 break
 
@@ -214,7 +188,6 @@ def make_kernel(cfg, run_stage_warp, run_stage_block, progress):
     THREADS = cfg.threads
     NW = THREADS // WARP
     NG = NW + 1  # shared-memory slot sets: one per warp, one for the block
-    flush = progress.flush
 
     @dev
     def grid_barrier(lane, phl):
@@ -257,10 +230,6 @@ def make_kernel(cfg, run_stage_warp, run_stage_block, progress):
         accf[0] = ZERO64
         for i in range(tid, NG * NS, THREADS):
             sh[i // NS, i % NS] = 0
-        if tid < NG:  # nothing to report yet, and the first report due after P_REPORT cycles
-            sh64[tid, X_PTASK] = 0
-            sh64[tid, X_PCOST] = 0
-            sh64[tid, X_NEXT] = clock() + prm[P_REPORT]
         kst = prm[P_K]
         aw = prm[P_AW]
         nwk = prm[P_NWK]
@@ -287,20 +256,18 @@ def make_kernel(cfg, run_stage_warp, run_stage_block, progress):
                     run_stage_block(arena, arena64, prm, offU, adjU, offV, adjV, orig, tasks,
                                     pool_hdr, pool_base, pool_n, pool_list, ctl, sh, sh64, shu,
                                     NW, tid, b, 0, stage, nstp, aw * NW, nb, 0, nt0, err, phl,
-                                    acc, accf, res, prog)
+                                    acc, accf, prog)
                 else:
                     run_stage_warp(arena, arena64, prm, offU, adjU, offV, adjV, orig, tasks,
                                    pool_hdr, pool_base, pool_n, pool_list, ctl, sh, sh64, shu,
                                    warp, lane, me, 1, stage, nst, aw, nwk, nt0, nt1, err, phl,
-                                   acc, accf, res, prog)
+                                   acc, accf, prog)
                 bsync()
             if phase == 0:
                 if tid == 0:
                     cuda.atomic.add(res, 3, acc[2])
-                    flush(res, prog, sh64, NW, acc, False)
                 grid_barrier(lane, phl)  # the warps reuse the blocks' arenas
         if lane == 0:
-            flush(res, prog, sh64, warp, acc, False)
             cuda.atomic.add(res, 0, acc[0])
             cuda.atomic.add(res_fp, 0, accf[0])
             cuda.atomic.add(res, 1, acc[1])
