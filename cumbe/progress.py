@@ -6,14 +6,16 @@ Every worker adds to the counters as each piece of work ends, with reductions it
 wait for; the host copies them on a stream of its own while the kernel runs on another
 (:func:`device_reader`, :func:`cumbe.launch.checked_launch`).  While the kernel runs,
 :func:`cumbe.launch.checked_launch` polls its end event and prints one line to stderr
-every ``CUMBE_PROGRESS_S`` seconds (10)::
+every :func:`interval_s` seconds, in every engine's format
+(:func:`mbebench.progress.format_line`)::
 
-    cumbe progress: results/csr/YouTube.csr: tasks 1234/5000 (cost 41%), 8.1e8 bicliques,
-    6.2e7/s, ETA 35 s
+    cumbe progress: YouTube cumbe-0 shard 1/3: tasks 1234/5000 (cost 41.0%), 8.10e+08
+    bicliques, 6.20e+07/s, ETA 35 s
 
-The ETA extrapolates the cost done; once every first-level task is done, what is left is
-stolen work of unknown size.  The count of a run never comes from here (the kernel's
-result buffers), and nothing here imports numba.
+The label is the runner's (``MBEBENCH_PROGRESS_LABEL``), else the graph's file.  The ETA
+extrapolates the cost done; once every first-level task is done, what is left is stolen
+work of unknown size ("ETA ? s (stolen work left)").  The count of a run never comes from
+here (the kernel's result buffers), and nothing here imports numba.
 """
 
 from __future__ import annotations
@@ -22,8 +24,9 @@ import os
 import sys
 import time
 
+from mbebench import progress as MP
+
 ENV = "CUMBE_PROGRESS_S"
-DEFAULT_S = 10.0
 # the waits between two polls of the kernel's end event: from the first, doubling up to the
 # longest.  A kernel's end is seen at most POLL_S late, and the multi-GPU queue pays that for
 # every shard: polls of up to 0.2 s cost 0.12 s a shard on an H100, 2 ms polls 0.015 s
@@ -35,10 +38,11 @@ NPROG = 3
 
 
 def interval_s() -> float:
-    """Seconds between two progress lines (``CUMBE_PROGRESS_S``, default 10)."""
+    """Seconds between two progress lines: ``CUMBE_PROGRESS_S`` (cuMBE's own, > 0) if set,
+    else every engine's ``MBEBENCH_PROGRESS_S`` (default 10; 0: no lines)."""
     text = os.environ.get(ENV, "").strip()
     if not text:
-        return DEFAULT_S
+        return MP.interval()
     try:
         value = float(text)
     except ValueError:
@@ -48,9 +52,9 @@ def interval_s() -> float:
     return value
 
 
-def _short(x: float) -> str:
-    """3 significant digits: 460, 1.23e5, 8.1e8."""
-    return f"{x:.3g}".replace("e+0", "e").replace("e+", "e")
+def run_label(graph_label: str) -> str:
+    """The runner's label of the run (``MBEBENCH_PROGRESS_LABEL``), else the graph's."""
+    return MP.label() if os.environ.get(MP.LABEL_ENV, "").strip() else graph_label
 
 
 class Progress:
@@ -62,7 +66,7 @@ class Progress:
         self.counters = counters
         self.n_tasks = int(n_tasks)
         self.total_cost = int(total_cost)
-        self.label = label
+        self.label = run_label(label)
         self.interval = interval_s() if interval is None else float(interval)
         self.out = out
         self.clock = clock
@@ -86,23 +90,15 @@ class Progress:
 
     def line(self, elapsed: float) -> str:
         tasks, cost, bicliques = self.read()
-        frac = cost / self.total_cost if self.total_cost > 0 else 1.0
-        if tasks >= self.n_tasks:
-            eta = "stolen work left"
-        elif cost > 0:
-            eta = f"ETA {elapsed * (1 - frac) / frac:.0f} s"
-        else:
-            eta = "ETA unknown"
-        rate = bicliques / elapsed if elapsed > 0 else 0.0
-        return (f"cumbe progress: {self.label}: tasks {tasks}/{self.n_tasks} "
-                f"(cost {100 * frac:.0f}%), {_short(bicliques)} bicliques, {_short(rate)}/s, "
-                f"{eta}")
+        return MP.format_line("cumbe", self.label, tasks, self.n_tasks, cost, self.total_cost,
+                              bicliques, elapsed,
+                              eta="? s (stolen work left)" if tasks >= self.n_tasks else None)
 
     def wait(self, event) -> None:
         """Until ``event`` (recorded after the launch) has happened, print a line every
         ``interval`` seconds; errors surface from ``event.query()`` or the caller's
         synchronize."""
-        due = self.t0 + self.interval
+        due = self.t0 + self.interval if self.interval > 0 else float("inf")
         nap = FIRST_POLL_S
         while not event.query():
             now = self.clock()

@@ -14,7 +14,7 @@ far by the cost still to do.  ``python -m mbebench status`` shows a running run'
 line.
 
 The line's format is :func:`format_line`, shared by every engine (iMBEA and ParMBE here;
-cuMBE's launch may print its own from the kernel's counters).  :class:`Reporter` decides
+cuMBE's launch prints it from the kernel's counters, :mod:`cumbe.progress`).  :class:`Reporter` decides
 when a line is due; an engine calls :meth:`Reporter.update` between tasks.  The interval
 is ``MBEBENCH_PROGRESS_S`` (seconds; ``0`` turns progress off); the label names the run
 (the runner sets ``MBEBENCH_PROGRESS_LABEL`` to ``<dataset> <run id>[ shard i/n]``).
@@ -62,16 +62,20 @@ def _num(x: float) -> str:
 
 
 def format_line(engine: str, label: str, done: int, total: int, cost_done: float,
-                cost_total: float, count: int, elapsed_s: float) -> str:
+                cost_total: float, count: int, elapsed_s: float, *,
+                eta: str | None = None) -> str:
     """``<engine> progress: <label>: tasks D/T (cost P%), C bicliques, R/s, ETA S s``.
 
-    The ETA is ``?`` until some cost is done (or when the total cost is unknown)."""
+    The ETA is ``?`` until some cost is done (or when the total cost is unknown); ``eta``
+    replaces it (cuMBE: ``"? s (stolen work left)"`` once every first-level task is done:
+    what is left then is stolen work of unknown size)."""
     share = cost_done / cost_total if cost_total > 0 else (done / total if total else 1.0)
     share = min(max(share, 0.0), 1.0)
     rate = count / elapsed_s if elapsed_s > 0 else 0.0
-    eta = (f"{elapsed_s * (1 - share) / share:.0f}" if share > 0 else "?")
+    if eta is None:
+        eta = (f"{elapsed_s * (1 - share) / share:.0f}" if share > 0 else "?") + " s"
     return (f"{engine}{MARK}{label}: tasks {done}/{total} (cost {100 * share:.1f}%), "
-            f"{count} bicliques, {_num(rate)}/s, ETA {eta} s")
+            f"{count} bicliques, {_num(rate)}/s, ETA {eta}")
 
 
 _LINE = re.compile(r"^[\w.+-]+ progress: .*: tasks \d+/\d+ ")

@@ -12,9 +12,10 @@ import pytest
 
 from cumbe import launch as L
 from cumbe import progress as PG
+from mbebench.progress import INTERVAL_ENV, LABEL_ENV, is_progress
 
-LINE = re.compile(r"cumbe progress: G: tasks \d+/10 \(cost \d+%\), \S+ bicliques, \S+/s, "
-                  r"(ETA \d+ s|ETA unknown|stolen work left)$")
+LINE = re.compile(r"cumbe progress: G: tasks \d+/10 \(cost [\d.]+%\), \d+ bicliques, \S+/s, "
+                  r"ETA (\d+ s|\? s|\? s \(stolen work left\))$")
 
 
 class FakeCuda:
@@ -72,14 +73,15 @@ def _launch(cuda, progress):
 
 
 def test_a_line_says_tasks_cost_bicliques_rate_and_eta():
+    # every engine's line (mbebench.progress.format_line), so `mbebench status` reads it
     p = PG.Progress([3, 30, 12345], 10, 100, "G", interval=10)
-    assert p.line(10.0) == ("cumbe progress: G: tasks 3/10 (cost 30%), 1.23e4 bicliques, "
-                            "1.23e3/s, ETA 23 s")
-    assert p.line(10.0).endswith("ETA 23 s")  # 10 s for 30% of the cost: 23 s for the rest
-    assert PG.Progress([0, 0, 0], 10, 100, "G", interval=10).line(1.0).endswith("ETA unknown")
-    done = PG.Progress([10, 100, 8.1e8], 10, 100, "G", interval=10)
-    assert done.line(13.0) == ("cumbe progress: G: tasks 10/10 (cost 100%), 8.1e8 bicliques, "
-                               "6.23e7/s, stolen work left")
+    assert p.line(10.0) == ("cumbe progress: G: tasks 3/10 (cost 30.0%), 12345 bicliques, "
+                            "1.23e+03/s, ETA 23 s")  # 10 s for 30% of the cost: 23 s for the rest
+    assert is_progress(p.line(10.0))
+    assert PG.Progress([0, 0, 0], 10, 100, "G", interval=10).line(1.0).endswith("ETA ? s")
+    done = PG.Progress([10, 100, 810000000], 10, 100, "G", interval=10)
+    assert done.line(13.0) == ("cumbe progress: G: tasks 10/10 (cost 100.0%), 810000000 "
+                               "bicliques, 6.23e+07/s, ETA ? s (stolen work left)")
     assert done.end() == {"tasks": 10, "of_tasks": 10, "cost": 100, "of_cost": 100,
                           "bicliques": 810000000}
 
@@ -109,8 +111,9 @@ def test_lines_come_every_interval_while_the_kernel_runs(capsys):
     lines = capsys.readouterr().err.splitlines()
     assert len(lines) == p.lines == 4  # at 1, 2, 3 and 4 s of a 4.5 s kernel
     assert all(LINE.match(ln) for ln in lines), lines
-    assert lines[0] == "cumbe progress: G: tasks 3/10 (cost 30%), 1e3 bicliques, 1e3/s, ETA 2 s"
-    assert lines[-1].endswith("stolen work left")  # every first-level task done by 4 s
+    assert lines[0] == ("cumbe progress: G: tasks 3/10 (cost 30.0%), 1000 bicliques, 1e+03/s, "
+                        "ETA 2 s")
+    assert lines[-1].endswith("(stolen work left)")  # every first-level task done by 4 s
     assert sum(sleeps) == pytest.approx(4.5, abs=PG.POLL_S * 1.001)  # polled to the end, no longer
     assert sleeps[0] == PG.FIRST_POLL_S  # a short kernel is not kept waiting
 
@@ -144,7 +147,27 @@ def test_a_bad_interval_is_refused(monkeypatch, value):
 
 def test_the_default_interval_is_ten_seconds(monkeypatch):
     monkeypatch.delenv(PG.ENV, raising=False)
+    monkeypatch.delenv(INTERVAL_ENV, raising=False)
     assert PG.interval_s() == 10.0
+
+
+def test_every_engines_interval_and_label_hold_for_cumbe(monkeypatch, capsys):
+    # MBEBENCH_PROGRESS_S=0 turns every engine's lines off, cuMBE's too
+    monkeypatch.delenv(PG.ENV, raising=False)
+    monkeypatch.setenv(INTERVAL_ENV, "0")
+    assert PG.interval_s() == 0
+    p = PG.Progress([1, 5, 7], 10, 100, "G")
+    _launch(FakeCuda(time.monotonic, run_s=0.1), p)
+    assert p.lines == 0 and capsys.readouterr().err == ""
+    monkeypatch.setenv(INTERVAL_ENV, "3")
+    assert PG.interval_s() == 3.0
+    monkeypatch.setenv(PG.ENV, "2")  # cuMBE's own, where set
+    assert PG.interval_s() == 2.0
+    # the runner's label names the run; without it, the graph
+    assert PG.Progress([0, 0, 0], 10, 100, "g.csr").label == "g.csr"
+    monkeypatch.setenv(LABEL_ENV, "YouTube cumbe-0 shard 1/3")
+    assert PG.Progress([0, 0, 0], 10, 100, "g.csr").line(1.0).startswith(
+        "cumbe progress: YouTube cumbe-0 shard 1/3: tasks 0/10")
 
 
 def test_a_fault_seen_while_polling_is_a_launch_error():
