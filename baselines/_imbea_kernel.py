@@ -95,7 +95,8 @@ def build(wmode=0, check=0, buildq=1, twin=1):
 
     @keyed
     @njit(cache=True)
-    def run_tasks(c_off, c_idx, l_off, l_idx, wc, wl, cand_is_left, rank, tasks, collect, ctr):
+    def run_tasks(c_off, c_idx, l_off, l_idx, wc, wl, cand_is_left, rank, tasks, ks, nks, collect,
+                  ctr):
         """Enumerate the first-level subtrees of the candidates in ``tasks``.
 
         ``c_off/c_idx``: candidate-side CSR (neighbours are L-side ids);
@@ -105,6 +106,12 @@ def build(wmode=0, check=0, buildq=1, twin=1):
         candidate ids; each one is processed independently of the others, so any
         partition of the started candidates over workers gives the full result.
         ``ctr``: None, or the work counters of :mod:`baselines._work` to add to.
+        ``ks``/``nks``: task ``ti`` runs piece ``ks[ti]`` of ``nks[ti]`` of its subtree: every
+        piece runs the level-0 nodes in full (the twins they move to Q and the Q they leave
+        are what later level-0 nodes see, alike in every piece), but reports a level-0
+        node and descends into it only for the level-0 branches i = ks (mod nks), in the
+        level's order; piece 0 also reports the first-level biclique.  So the pieces of a
+        task count its bicliques exactly once (a heavy task over several shards).
 
         Returns (count, fingerprint, nodes, per-task counts, collect arrays): when
         ``collect`` is true, biclique i has candidate-side vertices
@@ -160,6 +167,9 @@ def build(wmode=0, check=0, buildq=1, twin=1):
 
         for ti in range(tasks.size):
             x0 = tasks[ti]
+            kk = ks[ti]
+            nk = nks[ti]
+            b0 = 0  # level-0 branches so far: piece kk owns b0 = kk (mod nk)
             count_before = count
             d = c_off[x0 + 1] - c_off[x0]
             if d == 0:
@@ -224,15 +234,16 @@ def build(wmode=0, check=0, buildq=1, twin=1):
                     loc[w] = m
                     glob[m] = w
                     m += 1
-            count += 1
-            fp += combine_sides_nb(s_r, s_l, cand_is_left)
-            if collect:
-                nb = count - 1
-                ro, lo_, rv = _collect_r(ro, lo_, rv, nb, rbuf, rl)
-                lv = _grow_i32(lv, lo_[nb] + d)
-                for t in range(d):
-                    lv[lo_[nb] + t] = lpos[t]
-                lo_[nb + 1] = lo_[nb] + d
+            if kk == 0:
+                count += 1
+                fp += combine_sides_nb(s_r, s_l, cand_is_left)
+                if collect:
+                    nb = count - 1
+                    ro, lo_, rv = _collect_r(ro, lo_, rv, nb, rbuf, rl)
+                    lv = _grow_i32(lv, lo_[nb] + d)
+                    for t in range(d):
+                        lv[lo_[nb] + t] = lpos[t]
+                    lo_[nb + 1] = lo_[nb] + d
             # P' = later, partially adjacent; Q' = earlier (all have cnt > 0)
             np_ = 0
             for i in range(m):
@@ -321,6 +332,10 @@ def build(wmode=0, check=0, buildq=1, twin=1):
                 nlp = pkey[pp]
                 pp += 1
                 ints[PP, k] = pp
+                owned = True
+                if k == 0:
+                    owned = nk == 1 or b0 % nk == kk
+                    b0 += 1
                 nodes += 1
                 if k + 2 > sumr.size:
                     nlev = 2 * sumr.size
@@ -477,6 +492,8 @@ def build(wmode=0, check=0, buildq=1, twin=1):
                 if not maximal:
                     if ctr is not None:
                         ctr[WC.C_NONMAX] += 1
+                    continue
+                if not owned:  # another piece's level-0 branch: its Q and P work done
                     continue
                 # -- report (L', R')
                 s_l = np.uint64(0)

@@ -81,22 +81,50 @@ def task_costs(prep, tasks: np.ndarray) -> np.ndarray:
     return (acc[c_off[t + 1]] - acc[c_off[t]]) + (c_off[t + 1] - c_off[t])
 
 
-def shard_tasks(prep, tasks: np.ndarray, shard: str,
-                with_costs: bool = False) -> tuple[np.ndarray, dict]:
-    """The tasks of ``shard`` ("i/n", :mod:`mbebench.shard`) and its row stats (and, with
-    ``with_costs``, the picked tasks' estimated costs as a third item)."""
+def pieces(costs: np.ndarray, n: int) -> np.ndarray:
+    """How many pieces each task is split into for ``n`` shards: a task costing more
+    than one shard's share (total / n) goes into ceil(cost / share) pieces, at most n
+    (:func:`baselines._imbea_kernel.build`'s ``ks``/``nks``: its level-0 branches dealt
+    round-robin), so that one heavy task spreads over several shards; 1 otherwise."""
+    c = np.asarray(costs, dtype=np.float64)
+    if n <= 1 or c.size == 0:
+        return np.ones(c.size, np.int64)
+    share = max(c.sum() / n, 1.0)
+    return np.clip(np.ceil(c / share), 1, n).astype(np.int64)
+
+
+def shard_tasks(prep, tasks: np.ndarray, shard: str, with_costs: bool = False):
+    """The work of ``shard`` ("i/n", :mod:`mbebench.shard`): items (tasks, ks, nks), task
+    ``tasks[j]``'s piece ``ks[j]`` of ``nks[j]`` (:func:`pieces`; each piece costs its
+    task's cost / nks), and its row stats (``shard_tasks``, ``total_tasks``: items); with
+    ``with_costs``, the picked items' estimated costs as a third item."""
     i, n = SH.parse(shard)
-    costs = task_costs(prep, tasks)
+    tc = task_costs(prep, tasks)
+    nk = pieces(tc, n)
+    iv = np.repeat(np.asarray(tasks, dtype=np.int32), nk)
+    ik = (np.arange(iv.size) - np.repeat(np.cumsum(nk) - nk, nk)).astype(np.int32)
+    inn = np.repeat(nk, nk).astype(np.int32)
+    costs = np.repeat(tc / nk, nk)
     picked = SH.select(costs, i, n)
-    out = tasks[picked], SH.stats(shard, costs, picked)
+    out = (iv[picked], ik[picked], inn[picked]), SH.stats(shard, costs, picked)
     return (*out, costs[picked]) if with_costs else out
 
 
-def enumerate_tasks(prep, tasks: np.ndarray, collect: bool = False):
+def _items(tasks):
+    """(tasks, ks, nks) of a task array (each task whole) or of an items triple."""
+    if isinstance(tasks, tuple):
+        return tuple(np.ascontiguousarray(x, dtype=np.int32) for x in tasks)
+    t = np.ascontiguousarray(tasks, dtype=np.int32)
+    return t, np.zeros(t.size, np.int32), np.ones(t.size, np.int32)
+
+
+def enumerate_tasks(prep, tasks, collect: bool = False):
     """Run the first-level subtrees of ``tasks`` (candidate ids, any subset of the
-    started ones; each is independent).  Returns the kernel's tuple
-    (count, fingerprint, nodes, per-task counts, ro, rv, lo, lv)."""
+    started ones; each is independent), or of the items (tasks, ks, nks) of
+    :func:`shard_tasks` (pieces of subtrees).  Returns the kernel's tuple
+    (count, fingerprint, nodes, per-item counts, ro, rv, lo, lv)."""
     c_off, c_idx, l_off, l_idx, wc, wl, cand_is_left, rank = prep
+    t, ks, nks = _items(tasks)
     return K.run_tasks(
         c_off,
         c_idx,
@@ -106,7 +134,9 @@ def enumerate_tasks(prep, tasks: np.ndarray, collect: bool = False):
         wl,
         cand_is_left,
         rank,
-        np.ascontiguousarray(tasks, dtype=np.int32),
+        t,
+        ks,
+        nks,
         collect,
         None,  # no work counters (benchmarks/cpu/work_analysis.py passes them)
     )
@@ -122,11 +152,14 @@ FIRST_CHUNK_COST = 1 / 1024
 GROWTH = 4.0
 
 
-def enumerate_with_progress(prep, tasks: np.ndarray, costs: np.ndarray,
+def enumerate_with_progress(prep, tasks, costs: np.ndarray,
                             reporter: progress.Reporter) -> tuple[int, int, int]:
-    """(count, fingerprint, nodes) of ``tasks`` as :func:`enumerate_tasks` gives them,
-    with a progress line from ``reporter`` whenever one is due between chunks."""
-    if not reporter.enabled or tasks.size == 0:
+    """(count, fingerprint, nodes) of ``tasks`` (an array or items) as
+    :func:`enumerate_tasks` gives them, with a progress line from ``reporter`` whenever
+    one is due between chunks."""
+    tasks = _items(tasks)
+    n_items = tasks[0].size
+    if not reporter.enabled or n_items == 0:
         count, fp, nodes, *_ = enumerate_tasks(prep, tasks)
         return int(count), int(fp), int(nodes)
     acc = np.cumsum(np.asarray(costs, dtype=np.float64))
@@ -135,11 +168,11 @@ def enumerate_with_progress(prep, tasks: np.ndarray, costs: np.ndarray,
     chunk_cost = max(total * FIRST_CHUNK_COST, 1.0)
     count = fp = nodes = 0
     done, t0 = 0, time.perf_counter()
-    while done < tasks.size:
+    while done < n_items:
         base = acc[done - 1] if done else 0.0
         end = int(np.searchsorted(acc, base + chunk_cost, side="right"))
-        end = min(max(end, done + 1), tasks.size)
-        c, f, n, *_ = enumerate_tasks(prep, tasks[done:end])
+        end = min(max(end, done + 1), n_items)
+        c, f, n, *_ = enumerate_tasks(prep, tuple(x[done:end] for x in tasks))
         count += int(c)
         fp = (fp + int(f)) & MASK64
         nodes += int(n)
@@ -190,16 +223,16 @@ def bicliques(
 def run(graph: CSRGraph, side: str = SIDES[0], shard: str = SH.WHOLE) -> EngineResult:
     """Count and fingerprint the maximal bicliques of ``graph``, candidates from ``side``
     (``baselines.imbea_spec``: auto, left or right); ``shard`` "i/n": only the first-level
-    tasks of shard i of n (:mod:`mbebench.shard`).  JIT compile (or cache load) first,
+    tasks (and pieces of heavy ones, :func:`pieces`) of shard i of n (:mod:`mbebench.shard`).  JIT compile (or cache load) first,
     timed apart as ``compile_seconds``."""
     side = _resolve(graph, side)
     SH.parse(shard)  # a bad shard fails before the compile
     compile_s = warm_up()
     t0 = time.perf_counter()
     prep, tasks = prepare(graph, side)
-    tasks, shard_stats, costs = shard_tasks(prep, tasks, shard, with_costs=True)
-    reporter = progress.Reporter("imbea", tasks.size, float(costs.sum()))
-    count, fp, nodes = enumerate_with_progress(prep, tasks, costs, reporter)
+    items, shard_stats, costs = shard_tasks(prep, tasks, shard, with_costs=True)
+    reporter = progress.Reporter("imbea", items[0].size, float(costs.sum()))
+    count, fp, nodes = enumerate_with_progress(prep, items, costs, reporter)
     algo_s = time.perf_counter() - t0
     return EngineResult(
         count=int(count),
@@ -210,7 +243,7 @@ def run(graph: CSRGraph, side: str = SIDES[0], shard: str = SH.WHOLE) -> EngineR
             "side": side,
             "nodes": int(nodes),
             "worker_busy_s": [algo_s],
-            "worker_tasks": [int(tasks.size)],
+            "worker_tasks": [int(items[0].size)],
             **shard_stats,
         },
     )

@@ -106,7 +106,7 @@ def test_imbea_chunks_cover_every_task_once():
         t, _, costs = imbea.shard_tasks(prep, tasks, shard, with_costs=True)
         c, f, n, *_ = imbea.enumerate_tasks(prep, t)
         for every in (1e-6, 1e-3, 0.0):
-            rep = progress.Reporter("imbea", t.size, float(costs.sum()), label_="x",
+            rep = progress.Reporter("imbea", t[0].size, float(costs.sum()), label_="x",
                                     every_s=every, stream=open(os.devnull, "w"))
             assert imbea.enumerate_with_progress(prep, t, costs, rep) == (int(c), int(f), int(n))
 

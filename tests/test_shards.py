@@ -182,6 +182,32 @@ def test_imbea_shards_partition_the_biclique_set():
         assert sum(1 for p in parts if p) >= 2  # the work is spread
 
 
+def test_imbea_heavy_task_spreads_over_shards_and_its_pieces_partition_it():
+    # the hub's task costs more than a shard's share: it is dealt out in pieces (its
+    # level-0 branches round-robin), each piece in some shard, and the pieces of every
+    # task, run alone, give exactly that task's bicliques
+    g = dense_with_hub()
+    prep, tasks = imbea.prepare(g, "left")
+    costs = imbea.task_costs(prep, tasks)
+    n = int(costs.sum() // costs.max()) + 2  # shards whose share the heaviest task exceeds
+    nk = imbea.pieces(costs, n)
+    assert nk.max() > 1 and nk.max() <= n
+    assert (nk[costs <= costs.sum() / n] == 1).all()
+    where: dict[int, set[int]] = {}
+    for i in range(n):
+        (tv, tk, tn), _ = imbea.shard_tasks(prep, tasks, f"{i}/{n}")
+        for v in tv[tn > 1].tolist():
+            where.setdefault(v, set()).add(i)
+    assert where and max(len(s) for s in where.values()) >= 2
+    for t, k in zip(tasks.tolist(), nk.tolist()):
+        whole = imbea.enumerate_tasks(prep, np.array([t]))
+        for kk in (k, 3):  # as the shards split it, and in 3 pieces
+            parts = [imbea.enumerate_tasks(prep, (np.array([t]), np.array([j]),
+                                                  np.array([kk]))) for j in range(kk)]
+            assert sum(int(p[0]) for p in parts) == int(whole[0]), (t, kk)
+            assert sum(int(p[1]) for p in parts) % 2**64 == int(whole[1]), (t, kk)
+
+
 def test_imbea_row_stats_and_bad_shard():
     g = dense_with_hub()
     r = imbea.run(g, side="left", shard="1/3")

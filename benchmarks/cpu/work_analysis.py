@@ -133,7 +133,9 @@ def run_variant(graph: CSRGraph, name: str) -> dict:
         tasks = order[start[order]]
         w_left, w_right = elem_weights(graph.n_left, graph.n_right)
         wc, wl = (w_left, w_right) if left else (w_right, w_left)
-        count, fp, *_ = search(c_off, c_idx, l_off, l_idx, wc, wl, left, rank, tasks, False, ctr)
+        ones = np.ones(tasks.size, np.int32)  # whole subtrees: piece 0 of 1
+        count, fp, *_ = search(c_off, c_idx, l_off, l_idx, wc, wl, left, rank, tasks, ones - 1,
+                               ones, False, ctr)
     else:
         search = _parmbe_kernel.build(skip=bool(spec["skip"]))
         verts = order[np.diff(c_off)[order] > 0]
