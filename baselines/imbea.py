@@ -87,10 +87,7 @@ def pieces(costs: np.ndarray, n: int) -> np.ndarray:
     (:func:`baselines._imbea_kernel.build`'s ``ks``/``nks``: its level-0 branches dealt
     round-robin), so that one heavy task spreads over several shards; 1 otherwise."""
     c = np.asarray(costs, dtype=np.float64)
-    if n <= 1 or c.size == 0:
-        return np.ones(c.size, np.int64)
-    share = max(c.sum() / n, 1.0)
-    return np.clip(np.ceil(c / share), 1, n).astype(np.int64)
+    return SH.piece_counts(c, c.sum() / max(n, 1), n)
 
 
 def shard_tasks(prep, tasks: np.ndarray, shard: str, with_costs: bool = False):
@@ -101,10 +98,9 @@ def shard_tasks(prep, tasks: np.ndarray, shard: str, with_costs: bool = False):
     i, n = SH.parse(shard)
     tc = task_costs(prep, tasks)
     nk = pieces(tc, n)
-    iv = np.repeat(np.asarray(tasks, dtype=np.int32), nk)
-    ik = (np.arange(iv.size) - np.repeat(np.cumsum(nk) - nk, nk)).astype(np.int32)
-    inn = np.repeat(nk, nk).astype(np.int32)
-    costs = np.repeat(tc / nk, nk)
+    src, ik, inn = SH.split_pieces(np.zeros(tc.size), np.ones(tc.size), nk)
+    iv = np.asarray(tasks, dtype=np.int32)[src]
+    costs = tc[src] / inn
     picked = SH.select(costs, i, n)
     out = (iv[picked], ik[picked], inn[picked]), SH.stats(shard, costs, picked)
     return (*out, costs[picked]) if with_costs else out

@@ -56,6 +56,9 @@ SPEC: tuple[Buffer, ...] = (
     Buffer("orig", np.int32, lambda p: (max(p.n_u, 1),), "graph", "rank -> CSR id (fingerprint)"),
     Buffer("tasks", np.int32, lambda p: (max(p.n_tasks, 1),), "graph",
            "first-level tasks: block-wide ones, then warp ones"),
+    Buffer("task_piece", np.int32, lambda p: (max(p.n_tasks, 1), 2), "graph",
+           "each task's piece (k, K): the level-0 branches with k (mod K) candidates after "
+           "them in the task's fixed order (cumbe.prepare.split); (0, 1): the whole task"),
     Buffer("prm", np.int64, lambda p: (K.NPARAMS,), "graph", "scalars (kernel.P_*)"),
     Buffer("arena", np.int32, lambda p: (2 * p.half_words,), "scratch",
            "the workers' arenas, two halves (cumbe.layout)"),

@@ -162,21 +162,22 @@ def _fault(dev: int) -> str | None:
     return None
 
 
-def _load_kernel(cuda, params: dict, sim: bool) -> float:
-    """Compile (or load from numba's cache) the kernel the shards will launch."""
+def _load_kernel(cuda, params: dict, sim: bool, pieces: bool = False) -> float:
+    """Compile (or load from numba's cache) the kernel the shards will launch (both builds
+    when some task runs in pieces: a shard without one runs the plain build)."""
     from cumbe import buffers as B
     from cumbe import kernel as K
     from cumbe.variants import ABLATIONS
 
     rs, es, ws = ABLATIONS[params.get("variant", "cuMBE")]
-    kern = K.build(rs=rs, es=es, ws=ws, instr=bool(params.get("instrument", False)),
-                   threads=int(params.get("threads", 128)))
-    if sim:
-        return 0.0
-    sig = tuple(kern.typeof_pyval(x) for x in B.typing_dummies(cuda))
     t = time.perf_counter()
-    kern.compile(sig).max_cooperative_grid_blocks(int(params.get("threads", 128)))  # loads it
-    return time.perf_counter() - t
+    for p in (False, True) if pieces else (False,):
+        kern = K.build(rs=rs, es=es, ws=ws, instr=bool(params.get("instrument", False)),
+                       threads=int(params.get("threads", 128)), pieces=p)
+        if not sim:
+            sig = tuple(kern.typeof_pyval(x) for x in B.typing_dummies(cuda))
+            kern.compile(sig).max_cooperative_grid_blocks(int(params.get("threads", 128)))
+    return 0.0 if sim else time.perf_counter() - t
 
 
 def _worker(dev: int, visible: str, sim: bool, conn) -> None:
@@ -222,12 +223,15 @@ def _worker(dev: int, visible: str, sim: bool, conn) -> None:
             outer = None
             if job["shard"] != SH.WHOLE:
                 base, outer = P.shard_of(base, job["shard"])
+            # a task larger than the largest shard goes into pieces
+            tg = np.asarray(job["targets"], dtype=np.float64)
+            base = P.split(base, float(P.task_costs(base).sum()) * tg.max() / tg.sum(), tg.size)
             costs = P.task_costs(base)
             assign = SH.assign_weighted(costs, job["targets"])
             loads = np.bincount(assign, weights=costs.astype(np.float64), minlength=n)
             E.task_needs(base, base.rs)  # numba's first call (a compile or cache load)
             prepare_s = time.perf_counter() - t0
-            compile_s = _load_kernel(cuda, params, sim)
+            compile_s = _load_kernel(cuda, params, sim, bool((base.task_nk > 1).any()))
             if not sim:  # the first launch's one-time costs (module load, allocations)
                 E.run(_tiny(), **params)
             conn.send(("ready", {

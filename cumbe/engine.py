@@ -137,6 +137,7 @@ def run(
         "variant": variant, "k": k, "threads": threads, "warps_per_block": warps,
         "side": "left" if prep.cand_left else "right", "n_tasks": int(prep.tasks.size),
         "n_twins": prep.n_twins, "instrumented": bool(instrument), "eager_steal": int(eager_steal),
+        "task_pieces": int(np.count_nonzero(prep.task_nk > 1)),
         "max_task_words": int(needs.max()) if needs.size else 0,
         "max_task_wedges": int(prep.task_wedges.max()) if needs.size else 0,
         **shard_stats,
@@ -146,7 +147,8 @@ def run(
         return EngineResult(0, 0, 0.0, 0.0, stats)
     prep_s = time.perf_counter() - t0
 
-    kern = K.build(rs=rs, es=es, ws=ws, instr=instrument, threads=threads)
+    kern = K.build(rs=rs, es=es, ws=ws, instr=instrument, threads=threads,
+                   pieces=bool((prep.task_nk > 1).any()))
     compile_s = 0.0
     if sim:
         max_blocks = 1
@@ -201,8 +203,10 @@ def run(
 
     # block-wide tasks first (largest need first), then the warp tasks in cost order
     big = needs > plan.arena_words
-    tasks = np.concatenate([prep.tasks[big][np.argsort(-needs[big], kind="stable")],
-                            prep.tasks[~big]]).astype(np.int32)
+    order = np.concatenate([np.flatnonzero(big)[np.argsort(-needs[big], kind="stable")],
+                            np.flatnonzero(~big)])
+    tasks = prep.tasks[order].astype(np.int32)
+    task_piece = np.stack([prep.task_k[order], prep.task_nk[order]], axis=1).astype(np.int32)
     nt0 = int(big.sum())
     prm = np.zeros(K.NPARAMS, np.int64)
     prm[K.P_NU] = prep.n_u
@@ -218,7 +222,7 @@ def run(
         raise ValueError("idle_fraction must be in [0, 1)")
     prm[K.P_IDLE] = int(round(float(idle_fraction) * 1000))
     host = dict(offU=prep.offU, adjU=prep.adjU, offV=prep.offV, adjV=prep.adjV, orig=prep.orig,
-                tasks=tasks, prm=prm)
+                tasks=tasks, task_piece=task_piece, prm=prm)
     arrays = B.allocate(plan, host, cuda)
     setup_s = time.perf_counter() - t0 - compile_s
     progress = PG.Progress(PG.device_reader(arrays["prog"], cuda, sim), tasks.size,

@@ -117,6 +117,15 @@ class Prepared:
     task_dv: np.ndarray  # int64, the longest neighbour list among the task's neighbours
     n_twins: int
     rs: bool = True  # prepared for reverse scanning (False: noRS's whole 2-hop slots)
+    # each task's piece: k of nk (split); None: every task whole (0 of 1)
+    task_k: np.ndarray | None = None  # int32
+    task_nk: np.ndarray | None = None  # int32
+
+    def __post_init__(self):
+        if self.task_k is None:
+            self.task_k = np.zeros(self.tasks.size, np.int32)
+        if self.task_nk is None:
+            self.task_nk = np.ones(self.tasks.size, np.int32)
 
     @property
     def n_u(self) -> int:
@@ -158,24 +167,46 @@ def prepare(graph: CSRGraph, side: str = "auto", rs: bool = True) -> Prepared:
 
 
 def task_costs(prep: Prepared) -> np.ndarray:
-    """The estimated cost of every task (wedges + degree): what :func:`prepare` orders them
-    by and what shards are balanced by."""
-    return prep.task_wedges + prep.task_deg
+    """The estimated cost of every task (wedges + degree, over its pieces): what
+    :func:`prepare` orders them by and what shards are balanced by."""
+    return (prep.task_wedges + prep.task_deg) / prep.task_nk
 
 
 def take(prep: Prepared, picked: np.ndarray) -> Prepared:
     """``prep`` with only the tasks at indices ``picked`` (ascending: still in cost order)."""
     return replace(prep, tasks=prep.tasks[picked], task_deg=prep.task_deg[picked],
                    task_wedges=prep.task_wedges[picked], n_higher=prep.n_higher[picked],
-                   task_dv=prep.task_dv[picked])
+                   task_dv=prep.task_dv[picked], task_k=prep.task_k[picked],
+                   task_nk=prep.task_nk[picked])
+
+
+def split(prep: Prepared, share: float, most: int) -> Prepared:
+    """``prep`` with every task that costs more than ``share`` in pieces (at most ``most``
+    of it, :func:`mbebench.shard.piece_counts`), largest cost first again.  A piece (k, K)
+    runs the task's level-0 nodes in a fixed order (smallest key, then vertex) but
+    reports, and descends into, only the branches with k (mod K) candidates after them
+    (:mod:`cumbe.kernel.search`), so the pieces of a task sum to it exactly.  Only for
+    reverse scanning: noRS's explicit Q has no such rule, and its tasks stay whole."""
+    if not prep.rs or most <= 1 or prep.tasks.size == 0:
+        return prep
+    counts = SH.piece_counts(task_costs(prep), share, most)
+    if counts.max() <= 1:
+        return prep
+    src, k, nk = SH.split_pieces(prep.task_k, prep.task_nk, counts)
+    cost = (prep.task_wedges + prep.task_deg)[src] / nk
+    order = np.argsort(-cost, kind="stable")
+    return replace(take(prep, src[order]), task_k=k[order], task_nk=nk[order])
 
 
 def shard_of(prep: Prepared, shard: str) -> tuple[Prepared, dict]:
     """The tasks of shard ``shard`` ("i/n", :mod:`mbebench.shard`), balanced by the cost
-    :func:`prepare` orders them by (wedges + degree), still in that order; and the row's
-    shard stats.  Everything else (the renumbered graph, twins) is the whole graph's: a
+    :func:`prepare` orders them by (wedges + degree), still in that order, a task that
+    costs more than a shard's share in pieces (:func:`split`); and the row's shard stats
+    (tasks: pieces).  Everything else (the renumbered graph, twins) is the whole graph's: a
     task reads all of it."""
     i, n = SH.parse(shard)
+    if n > 1:
+        prep = split(prep, float(task_costs(prep).sum()) / n, n)
     costs = task_costs(prep)
     picked = SH.select(costs, i, n)
     return take(prep, picked), SH.stats(shard, costs, picked)

@@ -8,7 +8,8 @@ every variant with the run parameters cycled per case: k in {1, 2, 3, 24}, the
 stealing test switch (``eager_steal`` 0..3: stop signal raised after every
 first-level fetch, work published from any level or only from deeper ones),
 candidate side, instrumented or not, and every other case with warp arenas too
-small for the largest task, so that tasks run block-wide.  ``--dense`` adds
+small for the largest task, so that tasks run block-wide, and tasks in pieces (each
+piece runs the task's level-0 nodes and keeps its share of their branches).  ``--dense`` adds
 dense graphs (deep search trees).  Count and fingerprint must equal
 :func:`mbebench.oracle.count_and_fingerprint`.  ``--simulator`` sets
 NUMBA_ENABLE_CUDASIM before numba is imported, so run it as its own process.
@@ -38,7 +39,22 @@ def case_params(case: int, vi: int, variant: str, blocks: int, threads: int) -> 
         side=("auto", "left", "right")[case % 3],
         instrument=bool((case + vi) % 2),
         idle_fraction=(0.0, 0.0, 0.6)[(case + vi) % 3],
+        pieces=(1, 2, 3, 5, 1)[(case + 2 * vi) % 5],
     )
+
+
+def run_args(graph, params: dict) -> dict:
+    """The engine's arguments for ``params``: ``pieces`` K > 1 runs every task in up to K
+    pieces in one launch (:func:`cumbe.prepare.split`; noRS keeps whole tasks), so the
+    pieces' level-0 rule is checked against the whole count, stolen pieces included."""
+    from cumbe.engine import prepare_for
+    from cumbe.prepare import split
+
+    out = {k: v for k, v in params.items() if k != "pieces"}
+    if params.get("pieces", 1) > 1:
+        out["prepared"] = split(prepare_for(graph, params["variant"], params["side"]), 1.0,
+                                params["pieces"])
+    return out
 
 
 def block_arena(graph, params: dict) -> int:
@@ -191,7 +207,7 @@ def main(argv=None) -> int:
         current["case"] = {**what, "params": params, "expected": [ref[0], hex(ref[1])]}
         current["started"] = time.time()
         try:
-            r = run(g, **params)
+            r = run(g, **run_args(g, params))
         except Exception as e:  # a crashed kernel is a counterexample too
             return {**current["case"], "error": f"{type(e).__name__}: {e}"[:2000]}
         finally:

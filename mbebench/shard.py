@@ -142,6 +142,31 @@ def guided_targets(n_devices: int, per_device: int) -> np.ndarray:
     return np.repeat(np.array(rounds) / d, d)
 
 
+def piece_counts(costs, share: float, most: int) -> np.ndarray:
+    """How many pieces each task goes into so that a piece costs about ``share`` or less:
+    ceil(cost / share), from 1 to ``most``.  A piece of a task runs the task's level-0
+    nodes but reports and descends into only its own share of their branches (each
+    engine's rule), so that one heavy task spreads over several shards."""
+    c = np.asarray(costs, dtype=np.float64)
+    if most <= 1 or c.size == 0:
+        return np.ones(c.size, np.int64)
+    return np.clip(np.ceil(c / max(float(share), 1.0)), 1, int(most)).astype(np.int64)
+
+
+def split_pieces(ks, nks, counts):
+    """Item j (piece ``ks[j]`` of ``nks[j]``) in ``counts[j]`` pieces: piece ks + nks * i of
+    nks * counts, for i < counts[j].  A piece takes the level-0 branches b with
+    b = k (mod nk), so the new pieces of an item partition its branches (and pieces of a
+    whole task, k = 0 of 1, partition the task).  Returns (the item each new piece comes
+    from, its k, its nk)."""
+    m = np.asarray(counts, dtype=np.int64)
+    src = np.repeat(np.arange(m.size), m)
+    i = np.arange(src.size) - np.repeat(np.cumsum(m) - m, m)
+    ks = np.asarray(ks, dtype=np.int64)[src]
+    nks = np.asarray(nks, dtype=np.int64)[src]
+    return src, (ks + nks * i).astype(np.int32), (nks * m[src]).astype(np.int32)
+
+
 def select(costs, i: int, n: int) -> np.ndarray:
     """Indices (ascending) of the tasks shard ``i`` of ``n`` runs."""
     if not 0 <= i < n:

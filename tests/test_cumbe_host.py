@@ -116,7 +116,7 @@ def test_nbytes_is_the_sum_of_the_allocations():
     host = {"offU": np.zeros(11, np.int64), "adjU": np.zeros(23, np.int32),
             "offV": np.zeros(8, np.int64), "adjV": np.zeros(23, np.int32),
             "orig": np.zeros(10, np.int32), "tasks": np.zeros(9, np.int32),
-            "prm": np.zeros(K.NPARAMS, np.int64)}
+            "task_piece": np.zeros((9, 2), np.int32), "prm": np.zeros(K.NPARAMS, np.int64)}
     arrays = B.allocate(plan, host, cuda)
     assert set(arrays) == set(B.NAMES)
     host_side = {b.name for b in B.SPEC if b.role == "view"}  # no device bytes of its own

@@ -23,6 +23,7 @@ CHILD = r"""
 import json, sys
 import numpy as np
 from cumbe import engine as E
+from cumbe.prepare import split
 from cumbe.selfcheck import block_arena
 from mbebench.csr import from_edges
 from mbebench.oracle import count_and_fingerprint
@@ -46,13 +47,21 @@ for gi, (l, r) in enumerate(graphs):
             ("warp-steal", dict(eager_steal=1)),
             ("smallest", dict(device_memory_gib=E.smallest_memory_gib(g, variant, 64, 3, "left")
                               + 1e-6)),
+            # every task in up to 3 pieces, in one launch (noRS: whole tasks)
+            ("pieces", dict(prepared=split(E.prepare_for(g, variant, "left"), 1.0, 3))),
+            ("pieces-steal", dict(prepared=split(E.prepare_for(g, variant, "left"), 1.0, 3),
+                                  eager_steal=1)),
+            ("pieces-block-wide-steal", dict(
+                prepared=split(E.prepare_for(g, variant, "left"), 1.0, 2), eager_steal=1,
+                warp_arena_words=block_arena(g, base))),
         ):
             res = E.run(g, **base, **extra)
             out.append(dict(graph=gi, variant=variant, path=name, want=[want[0], want[1]],
                             got=[res.count, res.fingerprint], block_tasks=res.stats["block_tasks"],
                             tasks_run=res.stats["tasks_run"], n_tasks=res.stats["n_tasks"],
                             block_tasks_run=res.stats["block_tasks_run"],
-                            blocks=res.stats["blocks"], progress=res.stats["progress_end"]))
+                            blocks=res.stats["blocks"], progress=res.stats["progress_end"],
+                            task_pieces=res.stats["task_pieces"]))
     # below the smallest memory: a clear refusal naming the graph and what to try
     try:
         E.run(g, variant="cuMBE", threads=64, side="left", k=3,
@@ -85,6 +94,22 @@ def _paths(runs, name):
 def test_every_memory_path_matches_the_oracle(runs, path):
     for r in _paths(runs, path):
         assert r["got"] == r["want"], r
+
+
+@pytest.mark.cudasim
+@pytest.mark.parametrize("path", ["pieces", "pieces-steal", "pieces-block-wide-steal"])
+def test_tasks_in_pieces_sum_to_the_oracle(runs, path):
+    # a piece runs its task's level-0 nodes but keeps only its share of their branches
+    # (cumbe.prepare.split), its own and the ones thieves take from it; noRS keeps tasks whole
+    for r in _paths(runs, path):
+        assert r["got"] == r["want"], r
+        assert (r["task_pieces"] > 0) == (r["variant"] == "cuMBE"), r
+        p = r["progress"]
+        assert (p["tasks"], p["cost"], p["bicliques"]) == (r["n_tasks"], p["of_cost"],
+                                                           r["got"][0]), r
+    if "steal" in path:  # pieces of pieces were stolen
+        assert any(r["tasks_run"] > r["n_tasks"] for r in _paths(runs, path)
+                   if r["variant"] == "cuMBE")
 
 
 @pytest.mark.cudasim

@@ -208,6 +208,49 @@ def test_imbea_heavy_task_spreads_over_shards_and_its_pieces_partition_it():
             assert sum(int(p[1]) for p in parts) % 2**64 == int(whole[1]), (t, kk)
 
 
+def test_pieces_of_pieces_partition_the_branches():
+    # piece k of nk takes the level-0 branches b = k (mod nk); splitting an item again
+    # must deal out exactly its branches, each to one new piece
+    ks, nks, m = np.array([0, 1, 2, 0]), np.array([1, 3, 3, 1]), np.array([2, 1, 4, 1])
+    src, k, nk = SH.split_pieces(ks, nks, m)
+    assert src.tolist() == [0, 0, 1, 2, 2, 2, 2, 3]
+    for j in range(ks.size):
+        mine = list(zip(k[src == j].tolist(), nk[src == j].tolist()))
+        for b in range(72):
+            hits = sum(1 for kk, nn in mine if b % nn == kk)
+            assert hits == (1 if b % nks[j] == ks[j] else 0), (j, b)
+    assert SH.piece_counts([10.0, 3.0, 0.0], 4.0, 2).tolist() == [2, 1, 1]
+    assert SH.piece_counts([10.0], 4.0, 1).tolist() == [1]
+
+
+def test_cumbe_heavy_task_spreads_over_shards_in_pieces_that_partition_it():
+    # host side: a task costing more than a shard's share is dealt out as pieces (k, K),
+    # every k < K exactly once over the shards; noRS keeps its tasks whole (its explicit Q
+    # has no piece rule).  The kernel's side: tests/test_cumbe_paths.py, cumbe.selfcheck.
+    from cumbe.prepare import prepare, shard_of, task_costs
+
+    g = dense_with_hub()
+    prep = prepare(g, "left", True)
+    costs = task_costs(prep)
+    n = int(costs.sum() // costs.max()) + 2
+    items: dict[int, list] = {}
+    for i in range(n):
+        sp, st = shard_of(prep, f"{i}/{n}")
+        assert st["shard_tasks"] == sp.tasks.size
+        for v, k, nk in zip(sp.tasks.tolist(), sp.task_k.tolist(), sp.task_nk.tolist()):
+            items.setdefault(v, []).append((k, nk, i))
+    assert sorted(items) == sorted(prep.tasks.tolist())
+    spread = False
+    for v, its in items.items():
+        nk = its[0][1]
+        assert sorted(k for k, _, _ in its) == list(range(nk)), (v, its)
+        assert all(x[1] == nk for x in its) and nk <= n
+        spread |= len({s for *_, s in its}) >= 2
+    assert spread
+    whole = prepare(g, "left", False)
+    assert all((shard_of(whole, f"{i}/{n}")[0].task_nk == 1).all() for i in range(n))
+
+
 def test_imbea_row_stats_and_bad_shard():
     g = dense_with_hub()
     r = imbea.run(g, side="left", shard="1/3")

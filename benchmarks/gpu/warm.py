@@ -2,7 +2,8 @@
 
     python benchmarks/gpu/warm.py --jobs 8 cuMBE:128 noRS:128 noES:128 noWS:128 cuMBE-instr:128
 
-A cold compile of one kernel build (variant x instrumented x threads per block)
+A cold compile of one kernel build (variant x instrumented x tasks in pieces x threads per
+block, e.g. ``cuMBE-instr-pieces:128``)
 takes ~30 s of one CPU core; the engine then loads it from the cache (set
 NUMBA_CACHE_DIR to the same folder for both).  Prints one JSON line per build
 with its compile seconds, registers per thread and local (spill) memory.
@@ -29,10 +30,10 @@ def compile_one(spec: str) -> dict:
     from cumbe.engine import VARIANTS
 
     name, threads = spec.split(":")
-    instr = name.endswith("-instr")
-    variant = name.removesuffix("-instr")
+    variant, *flags = name.split("-")
     rs, es, ws = VARIANTS[variant]
-    kern = K.build(rs=rs, es=es, ws=ws, instr=instr, threads=int(threads))
+    kern = K.build(rs=rs, es=es, ws=ws, instr="instr" in flags, threads=int(threads),
+                   pieces="pieces" in flags)
     sig = tuple(kern.typeof_pyval(x) for x in B.typing_dummies(cuda))
     t = time.perf_counter()
     ov = kern.compile(sig)
@@ -51,7 +52,7 @@ def compile_one(spec: str) -> dict:
 
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("builds", nargs="+", help="variant[-instr]:threads")
+    ap.add_argument("builds", nargs="+", help="variant[-instr][-pieces]:threads")
     ap.add_argument("--jobs", type=int, default=8)
     ap.add_argument("--one", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args()

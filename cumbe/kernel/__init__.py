@@ -45,9 +45,9 @@ _CACHE: dict = {}
 # otherwise a lineinfo or debug run is served the plain build compiled before it.
 BUILD_ENV = ("CUMBE_LINEINFO", "CUMBE_NOINLINE", "CUMBE_DEBUGINFO", "CUMBE_MIN_BLOCKS")
 
-KERNEL_ARGS = ("offU", "adjU", "offV", "adjV", "orig", "tasks", "prm", "arena", "arena64", "ctl",
-               "pool_hdr", "pool_base", "pool_n", "pool_list", "res", "res_fp", "err", "ph_out",
-               "tasks_out", "prog")
+KERNEL_ARGS = ("offU", "adjU", "offV", "adjV", "orig", "tasks", "task_piece", "prm", "arena",
+               "arena64", "ctl", "pool_hdr", "pool_base", "pool_n", "pool_list", "res", "res_fp",
+               "err", "ph_out", "tasks_out", "prog")
 
 
 def _os_env(name: str) -> bool:
@@ -79,21 +79,23 @@ def _run_stage(cfg: Build, grp: Group, progress):
     return stages.make_run_stage(cfg, grp, fe, st, se, progress)
 
 
-def build(rs=True, es=True, ws=True, instr=False, threads=128, cache=True):
-    """The kernel for one variant and block size (memoised)."""
+def build(rs=True, es=True, ws=True, instr=False, threads=128, cache=True, pieces=False):
+    """The kernel for one variant and block size (memoised); ``pieces``: it runs tasks in
+    pieces (:func:`cumbe.prepare.split`, RS only; without it every task runs whole)."""
     switches = tuple(_os_env(n) for n in BUILD_ENV)
     # ``cache`` is part of the key: a build without the disk cache must not be served to a
     # caller that asked for one (or the other way round)
-    key = (bool(rs), bool(es), bool(ws), bool(instr), int(threads), switches, bool(cache))
+    key = (bool(rs), bool(es), bool(ws), bool(instr), int(threads), switches, bool(cache),
+           bool(pieces) and bool(rs))
     if key in _CACHE:
         return _CACHE[key]
-    RS, ES, WS, INSTR, THREADS, _, _ = key
+    RS, ES, WS, INSTR, THREADS, _, _, PIECES = key
     if THREADS % WARP or not WARP <= THREADS <= MAX_THREADS:
         raise ValueError(f"threads must be a multiple of {WARP} in {WARP}..{MAX_THREADS}")
     # (CUMBE_NOINLINE=1: debugging only, so that compute-sanitizer names device functions)
     inline = not SIM and not _os_env("CUMBE_NOINLINE")
     dev = cuda.jit(device=True, **({"forceinline": True} if inline else {}))
-    cfg = Build(RS, ES, WS, INSTR, THREADS, dev)
+    cfg = Build(RS, ES, WS, INSTR, THREADS, dev, PIECES)
     progress = stages.make_progress(cfg)
     kernel = stages.make_kernel(cfg, _run_stage(cfg, Group(WARP, wsync), progress),
                                 _run_stage(cfg, Group(THREADS, block_sync), progress), progress)

@@ -55,8 +55,9 @@ NRES = 4
 C_TASK = 0
 CTL_FIXED = 2
 # pool header (int32 [2, workers, NH]) and the task's base offset (int64 [2, workers])
-H_NLEV, H_D, H_NB, H_TB, H_DEPTH, H_CAPH, H_QCAP, H_CB = range(8)
-NH = 9
+# and, last, the victim's piece of its first-level task (H_PK of H_PN; 1: the whole task)
+H_NLEV, H_D, H_NB, H_TB, H_DEPTH, H_CAPH, H_QCAP, H_CB, H_PK, H_PN = range(10)
+NH = 10
 # error codes (err[0])
 ERR_QCAP, ERR_NID, ERR_ARENA = 1, 2, 3
 ERRORS = {ERR_QCAP: "the explicit Q stack (noRS) overflowed",
@@ -69,7 +70,7 @@ MAX_THREADS = 512
 # per-group shared int32 slots
 (S_LVL, S_STOP, S_GOT, S_NONMAX, S_NP, S_NTW, S_NABS, S_NQ, S_SURV, S_TOT, S_N,
  S_D, S_NB, S_TB, S_DEPTH, S_CAPH, S_QCAP, S_PUB, S_CUR, S_FOUND, S_VIC,
- S_IDX, S_DONE, S_C0, S_C1, S_C2, S_CBW, S_R0, S_R1, S_R2) = range(30)
+ S_IDX, S_DONE, S_C0, S_C1, S_C2, S_CBW, S_R0, S_R1, S_R2, S_PK, S_PN) = range(32)
 S_OFF = 32  # + layout field index
 NS = S_OFF + _lay.NFIELDS + 1
 # per-group shared int64 slots; then the running first-level task's cost (progress)
@@ -91,6 +92,10 @@ class Build(NamedTuple):
     instr: bool  # clock64 phase timers
     threads: int  # per block
     dev: Callable  # the device-function decorator (inlined unless debugging)
+    # tasks in pieces (cumbe.prepare.split; RS only): a build of its own, so that the
+    # plain kernel's search loop carries none of it (in the same build it was 4-16 % slower
+    # on every graph, H100, 2026-11-26)
+    pieces: bool = False
 
 
 class Group(NamedTuple):

@@ -11,7 +11,7 @@ from types import SimpleNamespace
 
 from numba import cuda
 
-from cumbe.kernel.consts import S_C0, S_C1, S_C2, S_OFF, U_SUML, ZERO64
+from cumbe.kernel.consts import I64, S_C0, S_C1, S_C2, S_OFF, SHIFT, U_SUML, ZERO64
 from cumbe.layout import K_AUX, K_AUX2, K_KEY, K_PARR, K_TAG
 from mbebench import fingerprint as _fpmod
 
@@ -55,6 +55,12 @@ def make_lists(cfg, grp):
             A[R + oKEY + u] = k
             A[R + oTAG + u] = nid
         return k
+
+    @dev
+    def order_key(A, R, oSL, oSG, u):
+        """u's place in a task's fixed level-0 order (pieces of a task): its level-0 key
+        (its whole list, L being N(v)), then its vertex."""
+        return I64(A[R + oSL + u]) * SHIFT + I64(A[R + oSG + u])
 
     @dev
     def partition_list(A, R, u, k, lvl, oSO, oLST, oDL):
@@ -129,5 +135,5 @@ def make_lists(cfg, grp):
         gsync()
 
     return SimpleNamespace(elem_u=elem_u, elem_v=elem_v, level_key=level_key,
-                           partition_list=partition_list, stamp=stamp, stamp_lprime=stamp_lprime,
+                           order_key=order_key, partition_list=partition_list, stamp=stamp, stamp_lprime=stamp_lprime,
                            compact=compact)

@@ -35,7 +35,10 @@ from cumbe.kernel.consts import (
     S_NQ,
     S_NTW,
     S_OFF,
+    S_PK,
+    S_PN,
     S_PUB,
+    S_R0,
     S_STOP,
     SHIFT,
     U_SUMA,
@@ -81,10 +84,12 @@ def make_search(cfg, grp, lists, stealing, maximality):
     RS = cfg.rs
     ES = cfg.es
     INSTR = cfg.instr
+    PIECES = cfg.pieces
     G = grp.size
     gsync = grp.sync
     elem_u = lists.elem_u
     level_key = lists.level_key
+    order_key = lists.order_key
     partition_list = lists.partition_list
     compact = lists.compact
     stamp = lists.stamp
@@ -130,6 +135,28 @@ def make_search(cfg, grp, lists, stealing, maximality):
         return sh64[g, X_MIN]
 
     @dev
+    def select_first(A, sh, sh64, g, gl, R, pc):
+        """A piece of a task, at level 0: the live candidate first in the task's fixed
+        order, the smallest (key, vertex).  Keys do not change at level 0 (L is N(v)), so
+        this is the early-stop choice with ties broken by vertex, not by position: every
+        piece takes the level-0 branches in the same order, wherever its candidates lie."""
+        if gl == 0:
+            sh64[g, X_MIN] = BIG
+        oSL = sh[g, S_OFF + K_SL]
+        oSG = sh[g, S_OFF + K_SG]
+        oPARR = sh[g, S_OFF + K_PARR]
+        gsync()
+        for i in range(gl, pc, G):
+            cuda.atomic.min(sh64, (g, X_MIN), order_key(A, R, oSL, oSG, A[R + oPARR + i]))
+        gsync()
+        best = sh64[g, X_MIN]
+        for i in range(gl, pc, G):
+            if order_key(A, R, oSL, oSG, A[R + oPARR + i]) == best:
+                sh[g, S_R0] = i
+        gsync()
+        return (best // SHIFT) * SHIFT + I64(sh[g, S_R0])
+
+    @dev
     def build_lprime(A, sh, shu, g, gl, R, adjU, base, x, kl, lvl, cand_left):
         """L' = N(x) ∩ L: the prefix of x's list; stamp it as level lvl's L."""
         o = R + sh[g, S_OFF + K_LST] + A[R + sh[g, S_OFF + K_SO] + x]
@@ -141,10 +168,10 @@ def make_search(cfg, grp, lists, stealing, maximality):
         stamp(A, R, sh[g, S_OFF + K_DL], o, gl, kl, lvl)
 
     @dev
-    def expand(A, sh, shu, g, gl, R, l, npc, nid, kl, orig, cand_left):
+    def expand(A, sh, shu, g, gl, R, l, npc, nid, kl, orig, cand_left, twins):
         """Maximal expansion: for every live candidate, |N(u) ∩ L'| by partitioning its
-        level-l list prefix; full -> R' (and a twin of x, whose list equals L', leaves
-        P); partial -> P'.  Counts land in AUX by position."""
+        level-l list prefix; full -> R' (and, with ``twins``, a twin of x, whose list
+        equals L', leaves P); partial -> P'.  Counts land in AUX by position."""
         oKEY = sh[g, S_OFF + K_KEY]
         oTAG = sh[g, S_OFF + K_TAG]
         oSO = sh[g, S_OFF + K_SO]
@@ -162,7 +189,7 @@ def make_search(cfg, grp, lists, stealing, maximality):
             if c == kl:
                 sa += elem_u(orig[A[R + oSG + u]], cand_left)
                 cuda.atomic.add(sh, (g, S_NABS), 1)
-                if k == kl:
+                if twins and k == kl:
                     cuda.atomic.add(sh, (g, S_NTW), 1)
                     c = -1  # twin
             elif c > 0:
@@ -236,11 +263,18 @@ def make_search(cfg, grp, lists, stealing, maximality):
                         t_last = t
                 continue
             nid = A[lv + F_NID]
+            # a piece of a task (RS only, :func:`cumbe.prepare.split`): its level-0 nodes in
+            # the task's fixed order, twins kept, so that a level-0 branch's place in that
+            # order is the number of candidates left after it
+            canon = PIECES and l == 0 and sh[g, S_PN] > 1
             # ---------- candidate selection ----------
-            best = select_candidate(A, sh, sh64, g, gl, R, l, pc, nid, A[lv + F_LASTMIN])
+            if canon:
+                best = select_first(A, sh, sh64, g, gl, R, pc)
+            else:
+                best = select_candidate(A, sh, sh64, g, gl, R, l, pc, nid, A[lv + F_LASTMIN])
             pos = I32(best & MASK32)
             kl = I32(best // SHIFT)
-            if not ES and gl == 0:
+            if (canon or not ES) and gl == 0:
                 # noES counted from whole lists: re-establish x's level prefix
                 level_key(A, R, A[R + oPARR + pos], l, nid, oKEY, oTAG, oSO,
                           sh[g, S_OFF + K_SL], sh[g, S_OFF + K_LST],
@@ -259,8 +293,10 @@ def make_search(cfg, grp, lists, stealing, maximality):
                     phl[PH_SEL] += t - t_last
                     t_last = t
             npc = pc - 1
-            nodes += 1
             gsync()
+            if canon and npc % sh[g, S_PN] != sh[g, S_PK]:
+                continue  # another piece's level-0 branch: it only leaves P
+            nodes += 1
             # ---------- L' construction ----------
             build_lprime(A, sh, shu, g, gl, R, adjU, base, x, kl, l + 1, cand_left)
             gsync()
@@ -269,7 +305,7 @@ def make_search(cfg, grp, lists, stealing, maximality):
                 phl[PH_LPRIME] += t - t_last
                 t_last = t
             # ---------- maximal expansion: counts, R', P' ----------
-            expand(A, sh, shu, g, gl, R, l, npc, nid, kl, orig, cand_left)
+            expand(A, sh, shu, g, gl, R, l, npc, nid, kl, orig, cand_left, not canon)
             gsync()
             if INSTR and gl % WARP == 0:
                 t = clock()

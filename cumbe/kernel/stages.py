@@ -43,6 +43,8 @@ from cumbe.kernel.consts import (
     S_GOT,
     S_IDX,
     S_OFF,
+    S_PK,
+    S_PN,
     S_PUB,
     U_SUML,
     WARP,
@@ -89,6 +91,7 @@ def make_run_stage(cfg, grp, fetch, stealing, searching, progress):
     dev = cfg.dev
     WS = cfg.ws
     INSTR = cfg.instr
+    PIECES = cfg.pieces
     gsync = grp.sync
     fetch_task = fetch.fetch_task
     out_of_work = stealing.out_of_work
@@ -99,8 +102,8 @@ def make_run_stage(cfg, grp, fetch, stealing, searching, progress):
     report = progress.report
 
     @dev
-    def run_stage(A, A64, prm, offU, adjU, offV, adjV, orig, tasks, ph, pb, pn, pl, ctl,
-                  sh, sh64, shu, g, gl, me, phase, stage, nst, aw, nwk, task0, ntask, err,
+    def run_stage(A, A64, prm, offU, adjU, offV, adjV, orig, tasks, task_piece, ph, pb, pn, pl,
+                  ctl, sh, sh64, shu, g, gl, me, phase, stage, nst, aw, nwk, task0, ntask, err,
                   phl, acc, accf, prog):
         """One stage of one worker: take tasks (stage 1) or stolen pieces until none
         is left; acc collects bicliques, nodes and tasks, accf the fingerprint."""
@@ -137,10 +140,15 @@ def make_run_stage(cfg, grp, fetch, stealing, searching, progress):
             gsync()
             own = sh[g, S_GOT] != 0  # a first-level task of its own, not a stolen piece
             if own:
-                v = tasks[task0 + sh[g, S_IDX]]
+                it = task0 + sh[g, S_IDX]
+                v = tasks[it]
+                if PIECES and gl == 0:
+                    sh[g, S_PK] = task_piece[it, 0]
+                    sh[g, S_PN] = task_piece[it, 1]
                 c0 = fetch_task(A, A64, prm, offU, adjU, offV, adjV, orig, sh, sh64, shu,
                                 g, gl, v, R, aw, cand_left, err)
-                if gl == 0 and c0 > 0:
+                # the root biclique is the first piece's
+                if gl == 0 and c0 > 0 and (not PIECES or sh[g, S_PK] == 0):
                     tally(acc, accf, 1,
                           combine_sides(A64[(R + sh[g, S_OFF + K_LV] + F_SUM) >> 1],
                                         shu[g, U_SUML], cand_left), 0)
@@ -210,7 +218,7 @@ def make_kernel(cfg, run_stage_warp, run_stage_block, progress):
         block_sync()
         return sh[NW, S_DONE] != 0
 
-    def kernel(offU, adjU, offV, adjV, orig, tasks, prm, arena, arena64, ctl, pool_hdr,
+    def kernel(offU, adjU, offV, adjV, orig, tasks, task_piece, prm, arena, arena64, ctl, pool_hdr,
                pool_base, pool_n, pool_list, res, res_fp, err, ph_out, tasks_out, prog):
         b = cuda.blockIdx.x
         nb = cuda.gridDim.x
@@ -254,13 +262,13 @@ def make_kernel(cfg, run_stage_warp, run_stage_block, progress):
                         break  # nothing is left anywhere: every block leaves together
                 if phase == 0:
                     run_stage_block(arena, arena64, prm, offU, adjU, offV, adjV, orig, tasks,
-                                    pool_hdr, pool_base, pool_n, pool_list, ctl, sh, sh64, shu,
-                                    NW, tid, b, 0, stage, nstp, aw * NW, nb, 0, nt0, err, phl,
+                                    task_piece, pool_hdr, pool_base, pool_n, pool_list, ctl, sh,
+                                    sh64, shu, NW, tid, b, 0, stage, nstp, aw * NW, nb, 0, nt0, err, phl,
                                     acc, accf, prog)
                 else:
                     run_stage_warp(arena, arena64, prm, offU, adjU, offV, adjV, orig, tasks,
-                                   pool_hdr, pool_base, pool_n, pool_list, ctl, sh, sh64, shu,
-                                   warp, lane, me, 1, stage, nst, aw, nwk, nt0, nt1, err, phl,
+                                   task_piece, pool_hdr, pool_base, pool_n, pool_list, ctl, sh,
+                                   sh64, shu, warp, lane, me, 1, stage, nst, aw, nwk, nt0, nt1, err, phl,
                                    acc, accf, prog)
                 bsync()
             if phase == 0:

@@ -22,6 +22,8 @@ from cumbe.kernel.consts import (
     H_DEPTH,
     H_NB,
     H_NLEV,
+    H_PK,
+    H_PN,
     H_QCAP,
     H_TB,
     I32,
@@ -43,8 +45,11 @@ from cumbe.kernel.consts import (
     S_NONMAX,
     S_NQ,
     S_OFF,
+    S_PK,
+    S_PN,
     S_PUB,
     S_QCAP,
+    S_R0,
     S_TB,
     S_TOT,
     S_VIC,
@@ -87,10 +92,12 @@ def make_stealing(cfg, grp, lists, fetch, maximality):
     """Publishing and stealing for the switches ``cfg`` and the worker kind ``grp``."""
     dev = cfg.dev
     RS = cfg.rs
+    PIECES = cfg.pieces
     G = grp.size
     gsync = grp.sync
     elem_u = lists.elem_u
     level_key = lists.level_key
+    order_key = lists.order_key
     stamp = lists.stamp
     stamp_lprime = lists.stamp_lprime
     offsets_to_shared = fetch.offsets_to_shared
@@ -127,6 +134,9 @@ def make_stealing(cfg, grp, lists, fetch, maximality):
             ph[par, me, H_CAPH] = sh[g, S_CAPH]
             ph[par, me, H_QCAP] = sh[g, S_QCAP]
             ph[par, me, H_CB] = sh[g, S_CBW]
+            if PIECES:
+                ph[par, me, H_PK] = sh[g, S_PK]
+                ph[par, me, H_PN] = sh[g, S_PN]
             pb[par, me] = sh64[g, X_BASE]
             pn[par, me] = sh[g, S_C0]
             i = cuda.atomic.add(ctl, (phase, CTL_FIXED + (kst + 2) + stage), 1)
@@ -216,6 +226,9 @@ def make_stealing(cfg, grp, lists, fetch, maximality):
         if gl == 0:
             sh64[g, X_R] = R
             sh64[g, X_BASE] = base
+            if PIECES:  # what it steals is a whole subtree (filtered below, if at all)
+                sh[g, S_PK] = 0
+                sh[g, S_PN] = 1
             sh[g, S_TOT] = 0
             sh[g, S_N] = 0
             sh[g, S_NABS] = 0
@@ -248,6 +261,30 @@ def make_stealing(cfg, grp, lists, fetch, maximality):
         x = A[VR + oPARR + ti]
         kx = level_key(A, VR, x, m, nid, oKEY, oTAG, oSO, oSL, oLST, oDL, False)
         ox = VR + oLST + A[VR + oSO + x]
+        # a level-0 candidate of a piece of a task (cumbe.kernel.search): its P is the
+        # candidates after it in the task's fixed order, and it is this piece's branch
+        # only if as many candidates come after it as the piece's rule says
+        canon = PIECES and m == 0 and ph[pprev, w, H_PN] > 1
+        lim = ti
+        ckx = I64(0)
+        if canon:
+            vpn = ph[pprev, w, H_PN]
+            ckx = order_key(A, VR, oSL, oSG, x)
+            lim = pcm
+            if gl == 0:
+                sh[g, S_R0] = 0
+            gsync()
+            after = I32(0)
+            for t in range(gl, pcm, G):
+                if order_key(A, VR, oSL, oSG, A[VR + oPARR + t]) > ckx:
+                    after += 1
+            cuda.atomic.add(sh, (g, S_R0), after)
+            gsync()
+            if sh[g, S_R0] % vpn != ph[pprev, w, H_PK]:
+                if gl == 0:
+                    sh[g, S_LVL] = -1
+                gsync()
+                return I64(0), ZERO64, I64(0)
         # membership: 0 for L_m, 1 for L' (victim lists only hold L_m entries)
         if m == 0:
             for jj in range(gl, d, G):
@@ -259,8 +296,11 @@ def make_stealing(cfg, grp, lists, fetch, maximality):
         gsync()
         # the candidates before x: counts against L'; partial ones get a slot
         sa = ZERO64
-        for t in range(gl, ti, G):
+        for t in range(gl, lim, G):
             u = A[VR + oPARR + t]
+            if canon and (t == ti or order_key(A, VR, oSL, oSG, u) < ckx):
+                A[R + oAUX + t] = -1  # processed before x in the fixed order: not in its P
+                continue
             k = level_key(A, VR, u, m, nid, oKEY, oTAG, oSO, oSL, oLST, oDL, False)
             o = VR + oLST + A[VR + oSO + u]
             c = I32(0)
@@ -329,8 +369,8 @@ def make_stealing(cfg, grp, lists, fetch, maximality):
         nQ = sh[g, S_NQ]
         if nonmax == 0 and nP > 0:
             # copy the L' entries of the partial candidates (and of Q')
-            for t in range(gl, ti + (nq if not RS else 0), G):
-                if t < ti:
+            for t in range(gl, lim + (nq if not RS else 0), G):
+                if t < lim:
                     u = A[VR + oPARR + t]
                     s = A[R + oAUX + t]
                     k = level_key(A, VR, u, m, nid, oKEY, oTAG, oSO, oSL, oLST, oDL, False)
