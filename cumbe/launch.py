@@ -126,7 +126,7 @@ def checked_launch(kernel, blocks: int, threads: int, args, *, cuda, what: str, 
     host time when ``events`` is false, as in the simulator).  Any failure on the
     way is a :class:`LaunchError`: the caller has no result to read.  ``context``
     (the run's variant, arena and memory cap) and what to try end the message.
-    ``progress`` (:class:`cumbe.progress.Progress`): while the kernel runs, poll its
+    ``progress`` (:class:`cumbe.progress.Progress`): while the kernel runs, wait for its
     end event and print progress lines (with events only: the simulator runs the
     kernel within the launch call)."""
     stage = "failed before launch"  # the first synchronize surfaces errors of the setup copies
@@ -145,7 +145,8 @@ def checked_launch(kernel, blocks: int, threads: int, args, *, cuda, what: str, 
             stage = "failed while running"  # any later call may be the one to report a fault
             e1.record(stream)
             if progress is not None:
-                progress.wait(e1)
+                progress.wait(e1, cuda.current_context() if hasattr(cuda, "current_context")
+                              else None)
             e1.synchronize()
             cuda.synchronize()
             return cuda.event_elapsed_time(e0, e1) / 1e3

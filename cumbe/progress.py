@@ -22,15 +22,19 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 import time
 
 from mbebench import progress as MP
 
 ENV = "CUMBE_PROGRESS_S"
-# the waits between two polls of the kernel's end event: from the first, doubling up to the
-# longest.  A kernel's end is seen at most POLL_S late, and the multi-GPU queue pays that for
-# every shard: polls of up to 0.2 s cost 0.12 s a shard on an H100, 2 ms polls 0.015 s
-# (benchmarks/multi-gpu/shard_cost.py); a poll is one driver call, nothing for the host.
+# The kernel's end: a thread of its own blocks in the end event's synchronize, so the host
+# sees the end at once (the multi-GPU queue pays any delay for every shard: polls of up to
+# 0.2 s cost 0.12 s a shard on an H100, benchmarks/multi-gpu/shard_cost.py).  Polling the
+# event from the waiting thread instead (cuEventQuery every 1-2 ms) added 0.1-0.2 ms to the
+# kernel time of every graph under 20 ms (H100, 2026-11-26, benchmarks/gpu/README.md).  The
+# waiting thread only checks that thread's flag, from the first wait doubling up to the
+# longest (tests pass a fake clock and sleep).
 FIRST_POLL_S = 0.001
 POLL_S = 0.002
 PR_TASKS, PR_COST, PR_BICLIQUES = range(3)  # as cumbe.kernel.consts (no numba import here)
@@ -62,7 +66,7 @@ class Progress:
 
     def __init__(self, counters, n_tasks: int, total_cost: int, label: str, *,
                  interval: float | None = None, out=None, clock=time.monotonic,
-                 sleep=time.sleep):
+                 sleep=None):
         self.counters = counters
         self.n_tasks = int(n_tasks)
         self.total_cost = int(total_cost)
@@ -94,20 +98,45 @@ class Progress:
                               bicliques, elapsed,
                               eta="? s (stolen work left)" if tasks >= self.n_tasks else None)
 
-    def wait(self, event) -> None:
+    def wait(self, event, context=None) -> None:
         """Until ``event`` (recorded after the launch) has happened, print a line every
-        ``interval`` seconds; errors surface from ``event.query()`` or the caller's
-        synchronize."""
+        ``interval`` seconds.  A thread blocks in ``event.synchronize()`` (with ``context``,
+        the launch's CUDA context, current in it); an error there is raised here, and the
+        caller's own synchronize raises it again."""
+        done = threading.Event()
+        failed = []
+
+        def sync():
+            try:
+                if context is not None:
+                    context.push()
+                try:
+                    event.synchronize()
+                finally:
+                    if context is not None:
+                        context.pop()
+            except BaseException as e:  # noqa: BLE001 - raised again in the waiting thread
+                failed.append(e)
+            finally:
+                done.set()
+
+        threading.Thread(target=sync, name="cumbe-kernel-end", daemon=True).start()
         due = self.t0 + self.interval if self.interval > 0 else float("inf")
         nap = FIRST_POLL_S
-        while not event.query():
+        while not done.is_set():
             now = self.clock()
             if now >= due:
                 print(self.line(now - self.t0), file=self.out or sys.stderr, flush=True)
                 self.lines += 1
                 due += self.interval * (1 + (now - due) // self.interval)
-            self.sleep(min(nap, max(due - now, 0.0)))
+            dt = min(nap, max(due - now, 0.0))
+            if self.sleep is None:
+                done.wait(dt)
+            else:
+                self.sleep(dt)
             nap = min(2 * nap, POLL_S)
+        if failed:
+            raise failed[0]
 
     def end(self, final=None) -> dict:
         """The counters once the kernel has ended: every task, every biclique.  ``final``:

@@ -23,7 +23,7 @@ class FakeCuda:
 
     def __init__(self, clock, run_s, fail_query=None):
         self.clock, self.run_s, self.end, self.fail_query = clock, run_s, None, fail_query
-        self.queries = 0
+        self.queries = self.syncs = 0
 
     def synchronize(self):
         pass
@@ -45,8 +45,11 @@ class FakeCuda:
                 return cuda.clock() >= cuda.end
 
             def synchronize(self):
+                cuda.syncs += 1
                 while cuda.clock() < cuda.end:
-                    time.sleep(0.001)
+                    time.sleep(0.0002)
+                if cuda.fail_query:
+                    raise cuda.fail_query
 
         return Event()
 
@@ -104,6 +107,8 @@ def test_lines_come_every_interval_while_the_kernel_runs(capsys):
         now[0] += dt
         el = now[0] - p.t0
         counters[:] = [min(10, int(el * 3)), min(100, int(el * 30)), int(el * 1000)]
+        if now[0] >= cuda.end:
+            time.sleep(0.05)  # (real time) for the thread in synchronize to see the end
 
     p = PG.Progress(counters, 10, 100, "G", interval=1.0, clock=lambda: now[0], sleep=sleep)
     cuda = FakeCuda(lambda: now[0], run_s=4.5)
@@ -135,7 +140,9 @@ def test_the_interval_comes_from_the_environment(monkeypatch, capsys):
     lines = capsys.readouterr().err.splitlines()
     assert 3 <= len(lines) == p.lines <= 13, lines
     assert all(LINE.match(ln) for ln in lines), lines
-    assert cuda.queries >= len(lines)
+    # a thread waits in the end event's synchronize: no polls of the device while it runs
+    # (they cost kernel time), and the end is seen at once
+    assert cuda.queries == 0 and cuda.syncs >= 2
 
 
 @pytest.mark.parametrize("value", ["0", "-1", "ten", "nan"])
@@ -170,10 +177,16 @@ def test_every_engines_interval_and_label_hold_for_cumbe(monkeypatch, capsys):
         "cumbe progress: YouTube cumbe-0 shard 1/3: tasks 0/10")
 
 
-def test_a_fault_seen_while_polling_is_a_launch_error():
+def test_a_fault_seen_while_waiting_is_a_launch_error():
     now = [0.0]
     cuda = FakeCuda(lambda: now[0], run_s=1.0,
-                    fail_query=RuntimeError("cuEventQuery results in CUDA_ERROR_ILLEGAL_ADDRESS"))
-    p = PG.Progress([0, 0, 0], 10, 100, "G", interval=0.1, clock=lambda: now[0])
+                    fail_query=RuntimeError("cuEventSynchronize results in "
+                                            "CUDA_ERROR_ILLEGAL_ADDRESS"))
+
+    def sleep(dt):
+        now[0] += dt
+        time.sleep(0.0005)
+
+    p = PG.Progress([0, 0, 0], 10, 100, "G", interval=0.1, clock=lambda: now[0], sleep=sleep)
     with pytest.raises(L.LaunchError, match="failed while running.*until the process exits"):
         _launch(cuda, p)
