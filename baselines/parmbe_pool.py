@@ -34,6 +34,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from baselines.parmbe_plan import Plan, _Prepared, warm_up
 from mbebench.csr import read_csr
+from mbebench.engine import WorkerPool
 
 # Seconds terminate() waits for the pool to stop before it sends SIGKILL to the workers.
 TERMINATE_GRACE_S = 5.0
@@ -125,7 +126,7 @@ def _work(key, plan_path):
 _PLAN_DIR = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
 
 
-class ParMBEPool:
+class ParMBEPool(WorkerPool):
     """A warmed pool of ParMBE workers; reusable across graphs (each run
     names its CSR file).  Use as a context manager or call :meth:`close`."""
 
@@ -213,15 +214,6 @@ class ParMBEPool:
         self.threads.shutdown(wait=False)
         self._pool.close()
         self._pool.join()
-
-    def __enter__(self) -> ParMBEPool:
-        return self
-
-    def __exit__(self, exc_type, exc, tb) -> None:
-        if exc_type is None:
-            self.close()
-        else:
-            self.terminate()
 
     # -- work --
     def _check_workers(self) -> None:

@@ -65,7 +65,7 @@ import numpy as np
 from cumbe import launch as L
 from cumbe.spec import SHARDS_PER_DEVICE, parse_devices
 from mbebench import shard as SH
-from mbebench.engine import EngineResult, EngineSkipped
+from mbebench.engine import EngineResult, EngineSkipped, WorkerPool
 
 SIM_DEVICES_ENV = "CUMBE_SIM_DEVICES"
 # Test hook: "<device id>:raise" (the worker's first shard raises a LaunchError) or
@@ -273,7 +273,7 @@ def _worker(dev: int, visible: str, sim: bool, conn) -> None:
 # ----------------------------------------------------------------------------- pool
 
 
-class DevicePool:
+class DevicePool(WorkerPool):
     """One warm worker process per device, reusable across graphs; runs on disjoint device
     subsets may go on at once from different threads.  A worker that failed or was stopped
     is started again by the next run that needs it.  Use as a context manager or call
@@ -357,15 +357,6 @@ class DevicePool:
         for p in self._procs.values():
             p.join(max(0.0, deadline - time.monotonic()))
         self._stop(list(self._procs))
-
-    def __enter__(self) -> DevicePool:
-        return self
-
-    def __exit__(self, exc_type, exc, tb) -> None:
-        if exc_type is None:
-            self.close()
-        else:
-            self.terminate()
 
     # -- work --
     def subset(self, devices: Any) -> list[int]:

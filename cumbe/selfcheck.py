@@ -161,10 +161,8 @@ def main(argv=None) -> int:
                     help="seconds one run may take before it counts as hung (0: no limit)")
     a = ap.parse_args(argv)
     if a.simulator:
-        os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
-        # the simulator's main thread busy-polls the block's threads for barriers: a
-        # shorter GIL switch interval hands the GIL back to them sooner (about 1.5x)
-        sys.setswitchinterval(0.0005)
+        os.environ["NUMBA_ENABLE_CUDASIM"] = "1"  # (the engine shortens the GIL switch
+        # interval around every simulated launch: cumbe.engine.SIM_SWITCH_S)
     warnings.simplefilter("ignore")
     import numpy as np
 

@@ -28,6 +28,17 @@ class _Interrupted(BaseException):
         self.signum = signum
 
 
+def _ingest_args(p: argparse.ArgumentParser, record: str, kept: str) -> None:
+    """The options download and convert share: archive member limit, the record of an
+    unavailable dataset (in ``record``), the pipeline's retry token (kept in ``kept``)."""
+    p.add_argument("--max-member-gib", type=float,
+                   help="refuse archives with a member larger than this (default 16)")
+    p.add_argument("--record-unavailable", action="store_true",
+                   help=f"a failure about the dataset is recorded in {record} as "
+                   "'unavailable' and the command succeeds")
+    p.add_argument("--retry", help=f"the pipeline's retry token, kept in {kept}")
+
+
 def _clean_exit_on_signals(dataset: str) -> None:
     # By default SIGTERM (what Snakemake and schedulers send) ends the process
     # on the spot and leaves a half-written temp file behind.
@@ -372,13 +383,8 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--retries", type=int, default=3)
     d.add_argument("--deadline", type=float,
                    help="seconds for the whole download, all attempts included (default 7200)")
-    d.add_argument("--max-member-gib", type=float,
-                   help="refuse archives with a member larger than this (default 16)")
     d.add_argument("--receipt", help="write a receipt of the download here (JSON)")
-    d.add_argument("--record-unavailable", action="store_true",
-                   help="a failure about the dataset is recorded in --receipt as "
-                   "'unavailable' and the command succeeds")
-    d.add_argument("--retry", help="the pipeline's retry token, kept in the receipt")
+    _ingest_args(d, "--receipt", "the receipt")
     d.set_defaults(func=_cmd_download)
 
     c = sub.add_parser("convert", help="KONECT archive or edge list -> binary CSR")
@@ -390,16 +396,11 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--out-meta", required=True)
     c.add_argument("--sha256", default="",
                    help="expected SHA-256 of the edge list (the --edges file or the out.* member)")
-    c.add_argument("--max-member-gib", type=float,
-                   help="refuse archives with a member larger than this (default 16)")
     c.add_argument("--allow-non-bipartite", action="store_true",
                    help="read a '%% sym'/'%% asym' KONECT file's two columns as the two sides")
     c.add_argument("--receipt", help="the download's receipt: if it says unavailable, so is "
                    "the graph (recorded in --out-meta)")
-    c.add_argument("--record-unavailable", action="store_true",
-                   help="a failure about the dataset is recorded in --out-meta as "
-                   "'unavailable' and the command succeeds")
-    c.add_argument("--retry", help="the pipeline's retry token, kept in the meta")
+    _ingest_args(c, "--out-meta", "the meta")
     c.set_defaults(func=_cmd_convert)
 
     r = sub.add_parser("run", help="run one engine on one CSR file, write one result row")

@@ -48,6 +48,27 @@ class EngineResult:
     stats: dict[str, Any] = field(default_factory=dict)
 
 
+class WorkerPool:
+    """A pool of worker processes an engine keeps warm across runs (ParMBE's processes,
+    cuMBE's devices), as a context manager: closed (workers let finish) on a clean exit,
+    terminated (workers killed) when the block raises.  Subclasses define both."""
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def terminate(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is None:
+            self.close()
+        else:
+            self.terminate()
+
+
 class Engine(Protocol):
     def __call__(self, graph: CSRGraph, **params: Any) -> EngineResult: ...
 

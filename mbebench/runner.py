@@ -245,38 +245,14 @@ def _base_row(*, dataset, run_id, engine, params, repeats, timeout_s, label, var
     }
 
 
-def run(
-    *,
-    dataset: str,
-    run_id: str,
-    engine: str,
-    graph: str | os.PathLike,
-    params: dict[str, Any],
-    repeats: int = 1,
-    timeout_s: float = 3600.0,
-    env: dict[str, str] | None = None,
-    label: str | None = None,
-    variant: str | None = None,
-    timed: bool = True,
-    simulated: bool = False,
-    entry: str | None = None,
-    command: list[str] | None = None,
-    input_path: str | os.PathLike | None = None,
-) -> dict[str, Any]:
-    """Run the engine in a child process and return the result row (not written).
-
-    ``engine`` is the engine's name (a registered one, or a ``module:function``
-    when ``entry`` and ``command`` are not given); ``label``, ``variant`` and
-    ``timed`` describe the run for the tables (:class:`mbebench.plan.RunSpec`);
-    ``input_path`` is the graph file a command-line engine reads when it is not
-    the CSR ``graph``.
+def run(*, params: dict[str, Any], **options: Any) -> dict[str, Any]:
+    """Run the engine in a child process with ``params`` and return the result row (not
+    written): :func:`run_items` with one item, whose ``options`` it takes (``dataset``,
+    ``run_id``, ``engine``, ``graph``, ``repeats``, ``timeout_s``, ``env``, ``label``,
+    ``variant``, ``timed``, ``simulated``, ``entry``, ``command``, ``input_path``).
     """
     rows: list[dict[str, Any]] = []
-    not_final = run_items(
-        dataset=dataset, run_id=run_id, engine=engine, graph=graph, items=[params],
-        on_row=lambda _k, row: rows.append(row), repeats=repeats, timeout_s=timeout_s,
-        env=env, label=label, variant=variant, timed=timed, simulated=simulated, entry=entry,
-        command=command, input_path=input_path)
+    not_final = run_items(items=[params], on_row=lambda _k, row: rows.append(row), **options)
     if not_final:
         raise not_final[0][1]
     return rows[0]

@@ -36,10 +36,20 @@ def parse(shard: str) -> tuple[int, int]:
 
 
 @njit(cache=True)
-def _lpt(order, costs, n):
-    # Binary min-heap of shards keyed by (load, tasks, shard id): the tie-breaks
-    # make the result a function of the costs alone, and the task count spreads
-    # tasks of equal (e.g. zero) cost round-robin instead of onto shard 0.
+def _before(a, b, load, targets, ntask):
+    # shard a is less loaded than b: by load as a share of its target, then fewer tasks,
+    # then the lower id (the result is a function of the costs alone)
+    ra = load[a] / targets[a]
+    rb = load[b] / targets[b]
+    return ra < rb or (ra == rb and (ntask[a] < ntask[b] or (ntask[a] == ntask[b] and a < b)))
+
+
+@njit(cache=True)
+def _lpt(order, costs, targets):
+    # Each task, largest first, to the least loaded shard (_before), kept in a binary
+    # min-heap; the task count spreads tasks of equal (e.g. zero) cost round-robin instead
+    # of onto shard 0.
+    n = targets.size
     load = np.zeros(n, np.float64)
     ntask = np.zeros(n, np.int64)
     heap = np.arange(n)
@@ -49,29 +59,17 @@ def _lpt(order, costs, n):
         out[order[t]] = s
         load[s] += costs[order[t]]
         ntask[s] += 1
-        # sift the root down
-        j = 0
+        j = 0  # sift the root down
         while True:
-            a = 2 * j + 1
-            if a >= n:
+            c = 2 * j + 1
+            if c >= n:
                 break
-            b = a + 1
-            c = a
-            if b < n:
-                sa, sb = heap[a], heap[b]
-                if (load[sb] < load[sa]
-                        or (load[sb] == load[sa]
-                            and (ntask[sb] < ntask[sa]
-                                 or (ntask[sb] == ntask[sa] and sb < sa)))):
-                    c = b
-            sc, sj = heap[c], heap[j]
-            if (load[sc] < load[sj]
-                    or (load[sc] == load[sj]
-                        and (ntask[sc] < ntask[sj] or (ntask[sc] == ntask[sj] and sc < sj)))):
-                heap[c], heap[j] = sj, sc
-                j = c
-            else:
+            if c + 1 < n and _before(heap[c + 1], heap[c], load, targets, ntask):
+                c += 1
+            if not _before(heap[c], heap[j], load, targets, ntask):
                 break
+            heap[c], heap[j] = heap[j], heap[c]
+            j = c
     return out
 
 
@@ -88,28 +86,7 @@ def assign(costs, n: int) -> np.ndarray:
     if n == 1:
         return np.zeros(c.size, np.int64)
     order = np.argsort(-c, kind="stable")  # stable: ties keep task order
-    return _lpt(order, c, int(n))
-
-
-@njit(cache=True)
-def _lpt_weighted(order, costs, targets):
-    # Each task, largest first, to the shard whose load is the smallest fraction of its
-    # target (ties: fewer tasks, then the lower id).  A linear scan: a run has few shards.
-    n = targets.size
-    load = np.zeros(n, np.float64)
-    ntask = np.zeros(n, np.int64)
-    out = np.empty(order.size, np.int64)
-    for t in range(order.size):
-        best = 0
-        for s in range(1, n):
-            a = load[s] * targets[best]
-            b = load[best] * targets[s]
-            if a < b or (a == b and ntask[s] < ntask[best]):
-                best = s
-        out[order[t]] = best
-        load[best] += costs[order[t]]
-        ntask[best] += 1
-    return out
+    return _lpt(order, c, np.ones(int(n)))
 
 
 def assign_weighted(costs, targets) -> np.ndarray:
@@ -126,7 +103,7 @@ def assign_weighted(costs, targets) -> np.ndarray:
         raise ValueError("targets must be positive and finite, at least one")
     if t.size == 1:
         return np.zeros(c.size, np.int64)
-    return _lpt_weighted(np.argsort(-c, kind="stable"), c, t)
+    return _lpt(np.argsort(-c, kind="stable"), c, t)
 
 
 def guided_targets(n_devices: int, per_device: int) -> np.ndarray:
