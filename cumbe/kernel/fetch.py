@@ -14,67 +14,12 @@ from types import SimpleNamespace
 from numba import cuda
 
 from cumbe import layout as _lay
-from cumbe.kernel.consts import (
-    ERR_ARENA,
-    I32,
-    I64,
-    P_NU,
-    S_C0,
-    S_C1,
-    S_C2,
-    S_CAPH,
-    S_CBW,
-    S_D,
-    S_DEPTH,
-    S_LVL,
-    S_N,
-    S_NB,
-    S_OFF,
-    S_QCAP,
-    S_TB,
-    U64,
-    U_SUML,
-    U_SUMX,
-    X_BASE,
-    X_COST,
-    X_MIN,
-    X_NID,
-    X_R,
-    ZERO64,
-)
-from cumbe.layout import (
-    B_CAPH,
-    B_CB,
-    B_DEPTH,
-    B_NB,
-    B_QCAP,
-    B_TB,
-    F_KL,
-    F_LASTMIN,
-    F_LSLOT,
-    F_NID,
-    F_NX,
-    F_PC,
-    F_QE,
-    F_QS,
-    F_SUM,
-    F_X,
-    K_DL,
-    K_HC,
-    K_HK,
-    K_KEY,
-    K_LST,
-    K_LV,
-    K_PARR,
-    K_PRE,
-    K_Q,
-    K_SG,
-    K_SL,
-    K_SO,
-    K_ST,
-    K_TAG,
-    NFIELDS,
-)
+from cumbe.kernel.consts import ERR_ARENA, I32, I64, P_NU, S_C0, S_C1, S_C2, S_CAPH, S_CBW, S_D
+from cumbe.kernel.consts import S_DEPTH, S_LVL, S_N, S_NB, S_OFF, S_QCAP, S_TB, U64, U_SUML, U_SUMX
+from cumbe.kernel.consts import X_BASE, X_COST, X_MIN, X_NID, X_R, ZERO64
+from cumbe.layout import B_CAPH, B_CB, B_DEPTH, B_NB, B_QCAP, B_TB, F_KL, F_LASTMIN, F_LSLOT, F_NID
+from cumbe.layout import F_NX, F_PC, F_QE, F_QS, F_SUM, F_X, K_DL, K_HC, K_HK, K_KEY, K_LST, K_LV
+from cumbe.layout import K_PARR, K_PRE, K_Q, K_SG, K_SL, K_SO, K_ST, K_TAG, NFIELDS
 
 _ly = _lay.compile_with(cuda.jit(device=True))
 field_offset = _ly.field_offset
@@ -83,12 +28,8 @@ task_bound = _ly.task_bound
 
 def make_fetch(cfg, grp, lists):
     """Subtree fetching for the switches ``cfg`` and the worker kind ``grp``."""
-    dev = cfg.dev
-    RS = cfg.rs
-    G = grp.size
-    gsync = grp.sync
-    elem_u = lists.elem_u
-    elem_v = lists.elem_v
+    dev, RS, G, gsync = cfg.dev, cfg.rs, grp.size, grp.sync
+    elem_u, elem_v = lists.elem_u, lists.elem_v
 
     @dev
     def lower_bound(adj, lo, hi, key):

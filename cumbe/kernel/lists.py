@@ -23,9 +23,7 @@ combine_sides = _fp.combine_sides
 
 def make_lists(cfg, grp):
     """The list steps for the switches ``cfg`` and the worker kind ``grp``."""
-    dev = cfg.dev
-    G = grp.size
-    gsync = grp.sync
+    dev, G, gsync = cfg.dev, grp.size, grp.sync
 
     @dev
     def elem_u(u, cand_left):

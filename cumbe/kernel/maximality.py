@@ -13,30 +13,14 @@ from types import SimpleNamespace
 
 from numba import cuda
 
-from cumbe.kernel.consts import (
-    ERR_QCAP,
-    I32,
-    I64,
-    S_C0,
-    S_C1,
-    S_CBW,
-    S_NONMAX,
-    S_NQ,
-    S_OFF,
-    S_QCAP,
-    S_R0,
-    S_R1,
-    S_R2,
-    S_SURV,
-)
+from cumbe.kernel.consts import ERR_QCAP, I32, I64, S_C0, S_C1, S_CBW, S_NONMAX, S_NQ, S_OFF, S_QCAP
+from cumbe.kernel.consts import S_R0, S_R1, S_R2, S_SURV
 from cumbe.layout import F_QE, K_CB, K_DL, K_LST, K_Q, K_SL, K_SO
 
 
 def make_maximality(cfg, grp):
     """The maximality checks for the switches ``cfg`` and the worker kind ``grp``."""
-    dev = cfg.dev
-    G = grp.size
-    gsync = grp.sync
+    dev, G, gsync = cfg.dev, grp.size, grp.sync
 
     @dev
     def bsearch(adj, lo, hi, key):

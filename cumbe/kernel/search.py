@@ -13,91 +13,28 @@ from types import SimpleNamespace
 
 from numba import cuda
 
-from cumbe.kernel.consts import (
-    BIG,
-    CTL_FIXED,
-    ERR_NID,
-    I32,
-    I64,
-    MASK32,
-    NID_MAX,
-    P_EAGER,
-    PH_CHECK,
-    PH_EXPAND,
-    PH_LPRIME,
-    PH_OTHER,
-    PH_SEL,
-    PH_STEAL,
-    S_LVL,
-    S_NABS,
-    S_NONMAX,
-    S_NP,
-    S_NQ,
-    S_NTW,
-    S_OFF,
-    S_PK,
-    S_PN,
-    S_PUB,
-    S_R0,
-    S_STOP,
-    SHIFT,
-    U_SUMA,
-    U_SUML,
-    WARP,
-    X_BASE,
-    X_MIN,
-    X_NID,
-    X_R,
-    ZERO64,
-)
+from cumbe.kernel.consts import BIG, CTL_FIXED, ERR_NID, I32, I64, MASK32, NID_MAX, P_EAGER
+from cumbe.kernel.consts import PH_CHECK, PH_EXPAND, PH_LPRIME, PH_OTHER, PH_SEL, PH_STEAL, S_LVL
+from cumbe.kernel.consts import S_NABS, S_NONMAX, S_NP, S_NQ, S_NTW, S_OFF, S_PK, S_PN, S_PUB, S_R0
+from cumbe.kernel.consts import S_STOP, SHIFT, U_SUMA, U_SUML, WARP, X_BASE, X_MIN, X_NID, X_R
+from cumbe.kernel.consts import ZERO64
 from cumbe.kernel.lists import combine_sides
 from cumbe.kernel.sync import clock, relaxed_load
-from cumbe.layout import (
-    F_KL,
-    F_LASTMIN,
-    F_LSLOT,
-    F_NID,
-    F_NX,
-    F_PC,
-    F_QE,
-    F_QS,
-    F_SUM,
-    F_X,
-    K_AUX,
-    K_DL,
-    K_KEY,
-    K_LST,
-    K_LV,
-    K_PARR,
-    K_Q,
-    K_SG,
-    K_SL,
-    K_SO,
-    K_TAG,
-    NF,
-)
+from cumbe.layout import F_KL, F_LASTMIN, F_LSLOT, F_NID, F_NX, F_PC, F_QE, F_QS, F_SUM, F_X, K_AUX
+from cumbe.layout import K_DL, K_KEY, K_LST, K_LV, K_PARR, K_Q, K_SG, K_SL, K_SO, K_TAG, NF
 
 
 def make_search(cfg, grp, lists, stealing, maximality):
     """The search for the switches ``cfg`` and the worker kind ``grp``."""
-    dev = cfg.dev
-    RS = cfg.rs
-    ES = cfg.es
-    INSTR = cfg.instr
-    PIECES = cfg.pieces
-    G = grp.size
-    gsync = grp.sync
-    elem_u = lists.elem_u
-    level_key = lists.level_key
-    order_key = lists.order_key
-    partition_list = lists.partition_list
-    compact = lists.compact
-    stamp = lists.stamp
-    stamp_lprime = lists.stamp_lprime
+    dev, RS, ES, INSTR, PIECES = cfg.dev, cfg.rs, cfg.es, cfg.instr, cfg.pieces
+    G, gsync = grp.size, grp.sync
+    # the steps it calls, as closure variables (numba compiles them in)
+    elem_u, level_key, order_key, partition_list, compact, stamp, stamp_lprime = (
+        lists.elem_u, lists.level_key, lists.order_key, lists.partition_list, lists.compact,
+        lists.stamp, lists.stamp_lprime)
     publish = stealing.publish
-    check_maximality = maximality.check_maximality
-    check_q = maximality.check_q
-    q_append = maximality.q_append
+    check_maximality, check_q, q_append = (maximality.check_maximality, maximality.check_q,
+                                           maximality.q_append)
 
     @dev
     def select_candidate(A, sh, sh64, g, gl, R, l, pc, nid, lastmin):

@@ -14,43 +14,10 @@ from types import SimpleNamespace
 import numpy as np
 from numba import cuda
 
-from cumbe.kernel.consts import (
-    C_TASK,
-    CTL_FIXED,
-    I32,
-    I64,
-    NPH,
-    NS,
-    NS64,
-    NSU,
-    P_AW,
-    P_CANDLEFT,
-    P_EAGER,
-    P_HALF,
-    P_IDLE,
-    P_K,
-    P_NT0,
-    P_NT1,
-    P_NWK,
-    PH_FETCH,
-    PH_IDLE,
-    PH_STEAL,
-    PR_BICLIQUES,
-    PR_COST,
-    PR_TASKS,
-    S_CUR,
-    S_DONE,
-    S_GOT,
-    S_IDX,
-    S_OFF,
-    S_PK,
-    S_PN,
-    S_PUB,
-    U_SUML,
-    WARP,
-    X_COST,
-    ZERO64,
-)
+from cumbe.kernel.consts import C_TASK, CTL_FIXED, I32, I64, NPH, NS, NS64, NSU, P_AW, P_CANDLEFT
+from cumbe.kernel.consts import P_EAGER, P_HALF, P_IDLE, P_K, P_NT0, P_NT1, P_NWK, PH_FETCH, PH_IDLE
+from cumbe.kernel.consts import PH_STEAL, PR_BICLIQUES, PR_COST, PR_TASKS, S_CUR, S_DONE, S_GOT
+from cumbe.kernel.consts import S_IDX, S_OFF, S_PK, S_PN, S_PUB, U_SUML, WARP, X_COST, ZERO64
 from cumbe.kernel.lists import combine_sides
 from cumbe.kernel.sync import block_sync, bsync, clock, relaxed_load, wsync
 from cumbe.layout import F_SUM, K_LV
@@ -88,18 +55,11 @@ def make_progress(cfg):
 
 def make_run_stage(cfg, grp, fetch, stealing, searching, progress):
     """One stage of one worker of kind ``grp``."""
-    dev = cfg.dev
-    WS = cfg.ws
-    INSTR = cfg.instr
-    PIECES = cfg.pieces
-    gsync = grp.sync
-    fetch_task = fetch.fetch_task
-    out_of_work = stealing.out_of_work
-    steal = stealing.steal
-    steal_node = stealing.steal_node
-    search = searching.search
-    tally = progress.tally
-    report = progress.report
+    dev, WS, INSTR, PIECES, gsync = cfg.dev, cfg.ws, cfg.instr, cfg.pieces, grp.sync
+    # the steps it calls, as closure variables (numba compiles them in)
+    fetch_task, search = fetch.fetch_task, searching.search
+    out_of_work, steal, steal_node = stealing.out_of_work, stealing.steal, stealing.steal_node
+    tally, report = progress.tally, progress.report
 
     @dev
     def run_stage(A, A64, prm, offU, adjU, offV, adjV, orig, tasks, task_piece, ph, pb, pn, pl,
@@ -190,10 +150,7 @@ def make_run_stage(cfg, grp, fetch, stealing, searching, progress):
 
 def make_kernel(cfg, run_stage_warp, run_stage_block, progress):
     """The kernel: the block-wide phase, then the warp phase, each in stages."""
-    dev = cfg.dev
-    WS = cfg.ws
-    INSTR = cfg.instr
-    THREADS = cfg.threads
+    dev, WS, INSTR, THREADS = cfg.dev, cfg.ws, cfg.instr, cfg.threads
     NW = THREADS // WARP
     NG = NW + 1  # shared-memory slot sets: one per warp, one for the block
 

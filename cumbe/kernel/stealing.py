@@ -14,92 +14,23 @@ from types import SimpleNamespace
 
 from numba import cuda
 
-from cumbe.kernel.consts import (
-    CTL_FIXED,
-    H_CAPH,
-    H_CB,
-    H_D,
-    H_DEPTH,
-    H_NB,
-    H_NLEV,
-    H_PK,
-    H_PN,
-    H_QCAP,
-    H_TB,
-    I32,
-    I64,
-    P_HALF,
-    S_C0,
-    S_CAPH,
-    S_CBW,
-    S_CUR,
-    S_D,
-    S_DEPTH,
-    S_FOUND,
-    S_GOT,
-    S_IDX,
-    S_LVL,
-    S_N,
-    S_NABS,
-    S_NB,
-    S_NONMAX,
-    S_NQ,
-    S_OFF,
-    S_PK,
-    S_PN,
-    S_PUB,
-    S_QCAP,
-    S_R0,
-    S_TB,
-    S_TOT,
-    S_VIC,
-    U_SUMA,
-    U_SUML,
-    X_BASE,
-    X_NID,
-    X_R,
-    ZERO64,
-)
+from cumbe.kernel.consts import CTL_FIXED, H_CAPH, H_CB, H_D, H_DEPTH, H_NB, H_NLEV, H_PK, H_PN
+from cumbe.kernel.consts import H_QCAP, H_TB, I32, I64, P_HALF, S_C0, S_CAPH, S_CBW, S_CUR, S_D
+from cumbe.kernel.consts import S_DEPTH, S_FOUND, S_GOT, S_IDX, S_LVL, S_N, S_NABS, S_NB, S_NONMAX
+from cumbe.kernel.consts import S_NQ, S_OFF, S_PK, S_PN, S_PUB, S_QCAP, S_R0, S_TB, S_TOT, S_VIC
+from cumbe.kernel.consts import U_SUMA, U_SUML, X_BASE, X_NID, X_R, ZERO64
 from cumbe.kernel.lists import combine_sides
 from cumbe.kernel.sync import relaxed_load
-from cumbe.layout import (
-    F_KL,
-    F_LASTMIN,
-    F_LSLOT,
-    F_NID,
-    F_NX,
-    F_PC,
-    F_QE,
-    F_QS,
-    F_SUM,
-    F_X,
-    K_AUX,
-    K_DL,
-    K_KEY,
-    K_LST,
-    K_LV,
-    K_PARR,
-    K_Q,
-    K_SG,
-    K_SL,
-    K_SO,
-    K_TAG,
-    NF,
-)
+from cumbe.layout import F_KL, F_LASTMIN, F_LSLOT, F_NID, F_NX, F_PC, F_QE, F_QS, F_SUM, F_X, K_AUX
+from cumbe.layout import K_DL, K_KEY, K_LST, K_LV, K_PARR, K_Q, K_SG, K_SL, K_SO, K_TAG, NF
 
 
 def make_stealing(cfg, grp, lists, fetch, maximality):
     """Publishing and stealing for the switches ``cfg`` and the worker kind ``grp``."""
-    dev = cfg.dev
-    RS = cfg.rs
-    PIECES = cfg.pieces
-    G = grp.size
-    gsync = grp.sync
-    elem_u = lists.elem_u
-    level_key = lists.level_key
-    order_key = lists.order_key
-    stamp = lists.stamp
-    stamp_lprime = lists.stamp_lprime
+    dev, RS, PIECES, G, gsync = cfg.dev, cfg.rs, cfg.pieces, grp.size, grp.sync
+    # the steps it calls, as closure variables (numba compiles them in)
+    elem_u, level_key, order_key, stamp, stamp_lprime = (
+        lists.elem_u, lists.level_key, lists.order_key, lists.stamp, lists.stamp_lprime)
     offsets_to_shared = fetch.offsets_to_shared
     check_maximality = maximality.check_maximality
 

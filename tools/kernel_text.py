@@ -1,0 +1,76 @@
+"""Fingerprints of cuMBE's machine code, without a GPU: did a refactor change what runs?
+
+    python tools/kernel_text.py cuMBE noRS noES noWS cuMBE-instr cuMBE-pieces
+
+Per build (variant[-instr][-pieces], 128 threads, sm_90): the kernel compiled to PTX here (numba's
+CUDA target with the current device faked as compute capability 9.0, the CUDA toolkit's libnvvm
+under ``CUDA_HOME``, default /usr/local/cuda-13.0, and ``nvidia-cuda-nvrtc``), assembled with
+``ptxas``, and a hash of the bytes of the cubin's ``.text`` sections (not their names: numba's
+mangled names carry a hash of the closure, which a rename changes without changing the code).
+Equal fingerprints in two trees (run it in each) mean the same machine code, so the same speed: a
+refactor of the kernel needs no device timing then.  About 20-30 s a build on one core.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+
+os.environ.setdefault("CUDA_HOME", "/usr/local/cuda-13.0")
+sys.path.insert(0, os.getcwd())  # the tree it is run in
+
+
+def text_fingerprint(cubin: bytes) -> str:
+    """sha256 over the sorted digests of the ELF64 cubin's ``.text*`` sections."""
+    shoff, = struct.unpack_from("<Q", cubin, 0x28)
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", cubin, 0x3A)
+    secs = [struct.unpack_from("<IIQQQQ", cubin, shoff + i * shentsize) for i in range(shnum)]
+    names_at = secs[shstrndx][4]
+    parts = []
+    for name, _type, _flags, _addr, off, size in secs:
+        n = cubin[names_at + name: cubin.index(b"\0", names_at + name)]
+        if n.startswith(b".text"):
+            parts.append(hashlib.sha256(cubin[off: off + size]).hexdigest())
+    return f"{hashlib.sha256(''.join(sorted(parts)).encode()).hexdigest()[:16]} ({len(parts)} sections)"
+
+
+def main(argv: list[str]) -> int:
+    import numba.cuda.dispatcher as nd
+    from numba import cuda, types
+    from numba.np.numpy_support import from_dtype
+
+    class _CC90:
+        compute_capability = (9, 0)
+
+    nd.get_current_device = lambda: _CC90()  # no device here: compile for sm_90
+    from cumbe import buffers as B
+    from cumbe import kernel as K
+    from cumbe.variants import ABLATIONS
+
+    plan = B.Plan(1, 1, 1, 1, 1, 1, 1, 2)
+    sig = tuple(types.Array(from_dtype(b.dtype), len(b.shape(plan)), "C") for b in B.SPEC)
+    ptxas = os.path.join(os.environ["CUDA_HOME"], "bin", "ptxas")
+    for spec in argv or ["cuMBE"]:
+        variant, *flags = spec.split("-")
+        rs, es, ws = ABLATIONS[variant]
+        t = time.time()
+        kern = K.build(rs=rs, es=es, ws=ws, instr="instr" in flags, threads=128,
+                       pieces="pieces" in flags, cache=False)
+        ptx, _ = cuda.compile_ptx(kern.py_func, sig, cc=(9, 0))
+        with tempfile.TemporaryDirectory() as d:
+            with open(f"{d}/k.ptx", "w") as f:
+                f.write(ptx)
+            subprocess.run([ptxas, "-arch=sm_90", "-c", f"{d}/k.ptx", "-o", f"{d}/k.cubin"],
+                           check=True)
+            with open(f"{d}/k.cubin", "rb") as f:
+                print(spec, text_fingerprint(f.read()), f"{time.time() - t:.0f} s", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
