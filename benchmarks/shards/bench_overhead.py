@@ -1,6 +1,7 @@
 """What does one shard job cost beyond its work?  (issue 18 item 4)
 
-    python benchmarks/shards/bench_overhead.py [--old DIR] [--rounds 5]
+    python benchmarks/shards/bench_overhead.py [--old DIR] [--rounds 5] [--engines imbea,parmbe]
+    python3 benchmarks/shards/bench_overhead.py --engines cumbe --rounds 5   # on the GPU machine
 
 Times the command the pipeline's rules run (``python -m mbebench run ...``, as
 ``run_engine`` and ``run_shards`` call it) on a tiny graph, from the outside (wall
@@ -47,7 +48,9 @@ def job(engine: str) -> str:
 def timed(cmd: list[str], src: Path) -> tuple[float, float]:
     """(wall, CPU) seconds of the command, its children included: the CPU seconds do not
     grow when other work shares the machine, the wall seconds do."""
-    env = {**os.environ, "PYTHONPATH": str(src)}
+    # the tree first; what PYTHONPATH held already after it (the GPU machine's numpy wheel)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(src), os.environ.get(
+        "PYTHONPATH", "")]))}
     r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     subprocess.run(cmd, env=env, cwd=src, check=True, capture_output=True)
@@ -60,6 +63,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--old", type=Path, help="another source tree: its run command too")
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--engines", default="imbea,parmbe", help="comma list (cumbe: on a GPU)")
     a = ap.parse_args()
     load = os.getloadavg()[0]
     sys.path.insert(0, str(REPO))
@@ -72,7 +76,7 @@ def main() -> None:
         g = tmp / "tiny.csr"
         # the graph of Fig. 1 of the cuMBE paper's size: the work is nothing
         write_csr(from_edges([0, 0, 1, 1, 2, 2, 3], [0, 1, 1, 2, 2, 3, 3], 4, 4), g)
-        for engine in ("imbea", "parmbe"):
+        for engine in a.engines.split(","):
             j = job(engine)
             base = [*py, "--run-id", engine, "--graph", str(g), "--job", j]
             kinds = {"run": (base + ["--out", str(tmp / "run.json")], REPO, 1)}
