@@ -227,7 +227,7 @@ def _worker(dev: int, visible: str, sim: bool, conn) -> None:
             tg = np.asarray(job["targets"], dtype=np.float64)
             base = P.split(base, float(P.task_costs(base).sum()) * tg.max() / tg.sum(), tg.size)
             costs = P.task_costs(base)
-            assign = SH.assign_weighted(costs, job["targets"])
+            assign = SH.assign_weighted(costs, tg)
             loads = np.bincount(assign, weights=costs.astype(np.float64), minlength=n)
             E.task_needs(base, base.rs)  # numba's first call (a compile or cache load)
             prepare_s = time.perf_counter() - t0

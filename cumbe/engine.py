@@ -132,12 +132,13 @@ def run(
     prep, shard_stats = shard_of(prepare(graph, side, rs) if prepared is None
                                  else _reused(prepared, graph, side, rs), shard)
     needs = task_needs(prep, rs)
+    n_pieces = int(np.count_nonzero(prep.task_nk > 1))
     warps = threads // K.WARP
     stats = {
         "variant": variant, "k": k, "threads": threads, "warps_per_block": warps,
         "side": "left" if prep.cand_left else "right", "n_tasks": int(prep.tasks.size),
         "n_twins": prep.n_twins, "instrumented": bool(instrument), "eager_steal": int(eager_steal),
-        "task_pieces": int(np.count_nonzero(prep.task_nk > 1)),
+        "task_pieces": n_pieces,
         "max_task_words": int(needs.max()) if needs.size else 0,
         "max_task_wedges": int(prep.task_wedges.max()) if needs.size else 0,
         **shard_stats,
@@ -148,7 +149,7 @@ def run(
     prep_s = time.perf_counter() - t0
 
     kern = K.build(rs=rs, es=es, ws=ws, instr=instrument, threads=threads,
-                   pieces=bool((prep.task_nk > 1).any()))
+                   pieces=n_pieces > 0)
     compile_s = 0.0
     if sim:
         max_blocks = 1

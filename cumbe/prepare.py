@@ -193,9 +193,8 @@ def split(prep: Prepared, share: float, most: int) -> Prepared:
     if counts.max() <= 1:
         return prep
     src, k, nk = SH.split_pieces(prep.task_k, prep.task_nk, counts)
-    cost = (prep.task_wedges + prep.task_deg)[src] / nk
-    order = np.argsort(-cost, kind="stable")
-    return replace(take(prep, src[order]), task_k=k[order], task_nk=nk[order])
+    out = replace(take(prep, src), task_k=k, task_nk=nk)
+    return take(out, np.argsort(-task_costs(out), kind="stable"))
 
 
 def shard_of(prep: Prepared, shard: str) -> tuple[Prepared, dict]:
