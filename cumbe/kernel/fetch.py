@@ -18,8 +18,8 @@ from cumbe.kernel.consts import ERR_ARENA, I32, I64, P_NU, S_C0, S_C1, S_C2, S_C
 from cumbe.kernel.consts import S_DEPTH, S_LVL, S_N, S_NB, S_OFF, S_QCAP, S_TB, U64, U_SUML, U_SUMX
 from cumbe.kernel.consts import X_BASE, X_COST, X_MIN, X_NID, X_R, ZERO64
 from cumbe.layout import B_CAPH, B_CB, B_DEPTH, B_NB, B_QCAP, B_TB, F_KL, F_LASTMIN, F_LSLOT, F_NID
-from cumbe.layout import F_NX, F_PC, F_QE, F_QS, F_SUM, F_X, K_DL, K_HC, K_HK, K_KEY, K_LST, K_LV
-from cumbe.layout import K_PARR, K_PRE, K_Q, K_SG, K_SL, K_SO, K_ST, K_TAG, NFIELDS
+from cumbe.layout import F_NX, F_PC, F_QE, F_QS, F_SUM, F_X, K_DL, K_HC, K_HK, K_LV
+from cumbe.layout import K_PARR, K_PRE, K_Q, K_ST, NFIELDS
 
 _ly = _lay.compile_with(cuda.jit(device=True))
 field_offset = _ly.field_offset
@@ -29,7 +29,7 @@ task_bound = _ly.task_bound
 def make_fetch(cfg, grp, lists):
     """Subtree fetching for the switches ``cfg`` and the worker kind ``grp``."""
     dev, RS, G, gsync = cfg.dev, cfg.rs, grp.size, grp.sync
-    elem_u, elem_v = lists.elem_u, lists.elem_v
+    elem_u, elem_v, slot_fields = lists.elem_u, lists.elem_v, lists.slot_fields
 
     @dev
     def lower_bound(adj, lo, hi, key):
@@ -44,6 +44,25 @@ def make_fetch(cfg, grp, lists):
     @dev
     def hslot(u, mask):
         return I64((U64(u) * U64(0x9E3779B97F4A7C15)) >> U64(33)) & mask
+
+    @dev
+    def hash_insert(A, R, oHK, oHC, u, mask):
+        """Count one more wedge to u in the task's hash (open addressing)."""
+        h = hslot(u, mask)
+        while True:
+            old = cuda.atomic.cas(A, R + oHK + h, I32(-1), I32(u))
+            if old == -1 or old == u:
+                cuda.atomic.add(A, R + oHC + h, 1)
+                return
+            h = (h + 1) & mask
+
+    @dev
+    def hash_find(A, R, oHK, oHC, u, mask):
+        """u's count slot, as pass 2 left it (u is in the hash)."""
+        h = hslot(u, mask)
+        while A[R + oHK + h] != u:
+            h = (h + 1) & mask
+        return A[R + oHC + h]
 
     @dev
     def wedge_run(adjU, offV, adjV, base, j, v):
@@ -70,13 +89,8 @@ def make_fetch(cfg, grp, lists):
     @dev
     def offsets_to_shared(sh, g, gl, d, nb, tb, depth, caph, qcap, cb):
         if gl == 0:
-            sh[g, S_D] = d
-            sh[g, S_NB] = nb
-            sh[g, S_TB] = tb
-            sh[g, S_DEPTH] = depth
-            sh[g, S_CAPH] = caph
-            sh[g, S_QCAP] = qcap
-            sh[g, S_CBW] = cb
+            (sh[g, S_D], sh[g, S_NB], sh[g, S_TB], sh[g, S_DEPTH], sh[g, S_CAPH], sh[g, S_QCAP],
+             sh[g, S_CBW]) = d, nb, tb, depth, caph, qcap, cb
             for f in range(NFIELDS):
                 sh[g, S_OFF + f] = field_offset(f, d, nb, tb, depth, caph, qcap, cb)
 
@@ -134,12 +148,7 @@ def make_fetch(cfg, grp, lists):
         oHC = sh[g, S_OFF + K_HC]
         oPRE = sh[g, S_OFF + K_PRE]
         oST = sh[g, S_OFF + K_ST]
-        oSG = sh[g, S_OFF + K_SG]
-        oSO = sh[g, S_OFF + K_SO]
-        oSL = sh[g, S_OFF + K_SL]
-        oKEY = sh[g, S_OFF + K_KEY]
-        oTAG = sh[g, S_OFF + K_TAG]
-        oLST = sh[g, S_OFF + K_LST]
+        oSG, oSO, oSL, oKEY, oTAG, oLST = slot_fields(sh, g)
         for j in range(gl, d, G):
             c, s0 = wedge_run(adjU, offV, adjV, base, j, v)
             A[R + oPRE + j] = I32(c)
@@ -164,13 +173,7 @@ def make_fetch(cfg, grp, lists):
             j, u = wedge_at(A, R, oPRE, oST, adjU, offV, adjV, base, j, t)
             if (not RS) and u == v:
                 continue
-            h = hslot(u, mask)
-            while True:
-                old = cuda.atomic.cas(A, R + oHK + h, I32(-1), I32(u))
-                if old == -1 or old == u:
-                    cuda.atomic.add(A, R + oHC + h, 1)
-                    break
-                h = (h + 1) & mask
+            hash_insert(A, R, oHK, oHC, u, mask)
         gsync()
         # pass 2: one slot per vertex; containing N(v) -> X0 (absorbed at the root)
         sx = ZERO64
@@ -198,10 +201,7 @@ def make_fetch(cfg, grp, lists):
             j, u = wedge_at(A, R, oPRE, oST, adjU, offV, adjV, base, j, t)
             if (not RS) and u == v:
                 continue
-            h = hslot(u, mask)
-            while A[R + oHK + h] != u:
-                h = (h + 1) & mask
-            s = A[R + oHC + h]
+            s = hash_find(A, R, oHK, oHC, u, mask)
             if s >= 0:
                 p = cuda.atomic.add(A, R + oKEY + s, 1)
                 A[R + oLST + A[R + oSO + s] + p] = j

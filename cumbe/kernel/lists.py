@@ -12,7 +12,8 @@ from types import SimpleNamespace
 from numba import cuda
 
 from cumbe.kernel.consts import I64, S_C0, S_C1, S_C2, S_OFF, SHIFT, U_SUML, ZERO64
-from cumbe.layout import K_AUX, K_AUX2, K_KEY, K_PARR, K_TAG
+from cumbe.layout import K_AUX, K_AUX2, K_DL, K_KEY, K_LST, K_LV, K_PARR, K_Q, K_SG, K_SL, K_SO
+from cumbe.layout import K_TAG
 from mbebench import fingerprint as _fpmod
 
 _fp = _fpmod.compile_with(cuda.jit(device=True))
@@ -36,6 +37,30 @@ def make_lists(cfg, grp):
         if cand_left:
             return right_elem(y)
         return left_elem(y)
+
+    # The arena's field offsets, read from the group's shared slots in three fixed sets: a
+    # step unpacks the set it needs (unused loads are dropped when inlined).  Each set is in
+    # the order its steps read them before: the order moves the register allocation, and in
+    # these orders every build's machine code is what it was (tools/kernel_text.py).
+    @dev
+    def list_fields(sh, g):
+        """The candidate lists: (KEY, TAG, SO, SL, LST, DL), what level_key reads."""
+        return (sh[g, S_OFF + K_KEY], sh[g, S_OFF + K_TAG], sh[g, S_OFF + K_SO],
+                sh[g, S_OFF + K_SL], sh[g, S_OFF + K_LST], sh[g, S_OFF + K_DL])
+
+    @dev
+    def slot_fields(sh, g):
+        """The slots' vertices and lists: (SG, SO, SL, KEY, TAG, LST), what building a
+        task's lists (fetching, stealing) writes."""
+        return (sh[g, S_OFF + K_SG], sh[g, S_OFF + K_SO], sh[g, S_OFF + K_SL],
+                sh[g, S_OFF + K_KEY], sh[g, S_OFF + K_TAG], sh[g, S_OFF + K_LST])
+
+    @dev
+    def node_fields(sh, g):
+        """The search's state: (PARR, AUX, SG, LV, Q), candidates, their counts, their
+        vertices, the level table and noRS's Q."""
+        return (sh[g, S_OFF + K_PARR], sh[g, S_OFF + K_AUX], sh[g, S_OFF + K_SG],
+                sh[g, S_OFF + K_LV], sh[g, S_OFF + K_Q])
 
     @dev
     def level_key(A, R, u, lvl, nid, oKEY, oTAG, oSO, oSL, oLST, oDL, write):
@@ -103,11 +128,9 @@ def make_lists(cfg, grp):
         """Reorder the live candidates [0:npc): P' first when a child is pushed (their
         counts become the child's cached keys), twins last (they leave P: positions
         >= the new pc hold tried vertices)."""
-        oPARR = sh[g, S_OFF + K_PARR]
-        oAUX = sh[g, S_OFF + K_AUX]
+        oPARR, oAUX, _sg, _lv, _q = node_fields(sh, g)
         oAUX2 = sh[g, S_OFF + K_AUX2]
-        oKEY = sh[g, S_OFF + K_KEY]
-        oTAG = sh[g, S_OFF + K_TAG]
+        oKEY, oTAG, _so, _sl, _lst, _dl = list_fields(sh, g)
         if gl == 0:
             sh[g, S_C0] = 0
             sh[g, S_C1] = 0
@@ -132,6 +155,8 @@ def make_lists(cfg, grp):
             A[R + oPARR + i] = A[R + oAUX2 + i]
         gsync()
 
-    return SimpleNamespace(elem_u=elem_u, elem_v=elem_v, level_key=level_key,
-                           order_key=order_key, partition_list=partition_list, stamp=stamp, stamp_lprime=stamp_lprime,
-                           compact=compact)
+    return SimpleNamespace(elem_u=elem_u, elem_v=elem_v, list_fields=list_fields,
+                           node_fields=node_fields, slot_fields=slot_fields,
+                           level_key=level_key, order_key=order_key,
+                           partition_list=partition_list, stamp=stamp,
+                           stamp_lprime=stamp_lprime, compact=compact)

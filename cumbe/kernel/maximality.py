@@ -14,7 +14,7 @@ from types import SimpleNamespace
 from numba import cuda
 
 from cumbe.kernel.consts import ERR_QCAP, I32, I64, S_C0, S_C1, S_CBW, S_NONMAX, S_NQ, S_OFF, S_QCAP
-from cumbe.kernel.consts import S_R0, S_R1, S_R2, S_SURV
+from cumbe.kernel.consts import S_R0, S_SURV
 from cumbe.layout import F_QE, K_CB, K_DL, K_LST, K_Q, K_SL, K_SO
 
 
@@ -49,9 +49,8 @@ def make_maximality(cfg, grp):
             sh[g, S_SURV] = 0
             sh[g, S_C0] = 0x7FFFFFFF
             sh[g, S_C1] = 0
-            sh[g, S_R0] = 0
-            sh[g, S_R1] = 0
-            sh[g, S_R2] = 0
+            for r in range(3):  # the rotating counters
+                sh[g, S_R0 + r] = 0
         gsync()
         best = I64(0x7FFFFFFFFFFFFFFF)
         for e in range(gl, kl, G):

@@ -20,7 +20,7 @@ from cumbe.kernel.consts import S_STOP, SHIFT, U_SUMA, U_SUML, WARP, X_BASE, X_M
 from cumbe.kernel.consts import ZERO64
 from cumbe.kernel.lists import combine_sides
 from cumbe.kernel.sync import clock, relaxed_load
-from cumbe.layout import F_KL, F_LASTMIN, F_LSLOT, F_NID, F_NX, F_PC, F_QE, F_QS, F_SUM, F_X, K_AUX
+from cumbe.layout import F_KL, F_LASTMIN, F_LSLOT, F_NID, F_NX, F_PC, F_QE, F_QS, F_SUM, F_X
 from cumbe.layout import K_DL, K_KEY, K_LST, K_LV, K_PARR, K_Q, K_SG, K_SL, K_SO, K_TAG, NF
 
 
@@ -32,6 +32,7 @@ def make_search(cfg, grp, lists, stealing, maximality):
     elem_u, level_key, order_key, partition_list, compact, stamp, stamp_lprime = (
         lists.elem_u, lists.level_key, lists.order_key, lists.partition_list, lists.compact,
         lists.stamp, lists.stamp_lprime)
+    list_fields, node_fields = lists.list_fields, lists.node_fields
     publish = stealing.publish
     check_maximality, check_q, q_append = (maximality.check_maximality, maximality.check_q,
                                            maximality.q_append)
@@ -41,12 +42,7 @@ def make_search(cfg, grp, lists, stealing, maximality):
         """Position of the live candidate with the smallest |N(u) ∩ L_l| (ties: any).
         ES: cached keys, stop at a chunk holding the level's last minimum (keys of
         a level only grow); noES: every candidate recounted from its whole list."""
-        oKEY = sh[g, S_OFF + K_KEY]
-        oTAG = sh[g, S_OFF + K_TAG]
-        oSO = sh[g, S_OFF + K_SO]
-        oSL = sh[g, S_OFF + K_SL]
-        oLST = sh[g, S_OFF + K_LST]
-        oDL = sh[g, S_OFF + K_DL]
+        oKEY, oTAG, oSO, oSL, oLST, oDL = list_fields(sh, g)
         oPARR = sh[g, S_OFF + K_PARR]
         if gl == 0:
             sh64[g, X_MIN] = BIG
@@ -109,15 +105,8 @@ def make_search(cfg, grp, lists, stealing, maximality):
         """Maximal expansion: for every live candidate, |N(u) ∩ L'| by partitioning its
         level-l list prefix; full -> R' (and, with ``twins``, a twin of x, whose list
         equals L', leaves P); partial -> P'.  Counts land in AUX by position."""
-        oKEY = sh[g, S_OFF + K_KEY]
-        oTAG = sh[g, S_OFF + K_TAG]
-        oSO = sh[g, S_OFF + K_SO]
-        oSL = sh[g, S_OFF + K_SL]
-        oLST = sh[g, S_OFF + K_LST]
-        oDL = sh[g, S_OFF + K_DL]
-        oPARR = sh[g, S_OFF + K_PARR]
-        oAUX = sh[g, S_OFF + K_AUX]
-        oSG = sh[g, S_OFF + K_SG]
+        oKEY, oTAG, oSO, oSL, oLST, oDL = list_fields(sh, g)
+        oPARR, oAUX, oSG, _lv, _q = node_fields(sh, g)
         sa = ZERO64
         for i in range(gl, npc, G):
             u = A[R + oPARR + i]
@@ -157,14 +146,9 @@ def make_search(cfg, grp, lists, stealing, maximality):
         while True:
             gsync()
             if gl == 0:
-                sh[g, S_NONMAX] = 0
-                sh[g, S_NP] = 0
-                sh[g, S_NTW] = 0
-                sh[g, S_NABS] = 0
-                sh[g, S_NQ] = 0
-                sh[g, S_STOP] = 0
-                shu[g, U_SUML] = ZERO64
-                shu[g, U_SUMA] = ZERO64
+                (sh[g, S_NONMAX], sh[g, S_NP], sh[g, S_NTW], sh[g, S_NABS], sh[g, S_NQ],
+                 sh[g, S_STOP]) = 0, 0, 0, 0, 0, 0
+                shu[g, U_SUML], shu[g, U_SUMA] = ZERO64, ZERO64
                 lv0 = sh[g, S_LVL]
                 eager = prm[P_EAGER]
                 # (test hook: eager >= 2 publishes only from level eager - 1 down)

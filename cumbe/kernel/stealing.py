@@ -22,7 +22,7 @@ from cumbe.kernel.consts import U_SUMA, U_SUML, X_BASE, X_NID, X_R, ZERO64
 from cumbe.kernel.lists import combine_sides
 from cumbe.kernel.sync import relaxed_load
 from cumbe.layout import F_KL, F_LASTMIN, F_LSLOT, F_NID, F_NX, F_PC, F_QE, F_QS, F_SUM, F_X, K_AUX
-from cumbe.layout import K_DL, K_KEY, K_LST, K_LV, K_PARR, K_Q, K_SG, K_SL, K_SO, K_TAG, NF
+from cumbe.layout import K_DL, K_LV, K_PARR, K_Q, NF
 
 
 def make_stealing(cfg, grp, lists, fetch, maximality):
@@ -31,6 +31,7 @@ def make_stealing(cfg, grp, lists, fetch, maximality):
     # the steps it calls, as closure variables (numba compiles them in)
     elem_u, level_key, order_key, stamp, stamp_lprime = (
         lists.elem_u, lists.level_key, lists.order_key, lists.stamp, lists.stamp_lprime)
+    slot_fields = lists.slot_fields
     offsets_to_shared = fetch.offsets_to_shared
     check_maximality = maximality.check_maximality
 
@@ -160,20 +161,10 @@ def make_stealing(cfg, grp, lists, fetch, maximality):
             if PIECES:  # what it steals is a whole subtree (filtered below, if at all)
                 sh[g, S_PK] = 0
                 sh[g, S_PN] = 1
-            sh[g, S_TOT] = 0
-            sh[g, S_N] = 0
-            sh[g, S_NABS] = 0
-            sh[g, S_NONMAX] = 0
-            sh[g, S_NQ] = 0
-            shu[g, U_SUML] = ZERO64
-            shu[g, U_SUMA] = ZERO64
+            (sh[g, S_TOT], sh[g, S_N], sh[g, S_NABS], sh[g, S_NONMAX], sh[g, S_NQ]) = 0, 0, 0, 0, 0
+            shu[g, U_SUML], shu[g, U_SUMA] = ZERO64, ZERO64
         gsync()
-        oSG = sh[g, S_OFF + K_SG]
-        oSO = sh[g, S_OFF + K_SO]
-        oSL = sh[g, S_OFF + K_SL]
-        oKEY = sh[g, S_OFF + K_KEY]
-        oTAG = sh[g, S_OFF + K_TAG]
-        oLST = sh[g, S_OFF + K_LST]
+        oSG, oSO, oSL, oKEY, oTAG, oLST = slot_fields(sh, g)
         oPARR = sh[g, S_OFF + K_PARR]
         oAUX = sh[g, S_OFF + K_AUX]
         oDL = sh[g, S_OFF + K_DL]
