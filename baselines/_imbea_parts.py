@@ -9,6 +9,7 @@ from numba import njit
 from numba.core import types
 from numba.extending import intrinsic
 
+from baselines._sort import insertion_sort
 from mbebench.fingerprint import left_elem_nb, right_elem_nb
 from mbebench.jitcache import keyed
 
@@ -108,16 +109,7 @@ def _sort_by_key(pbuf, pkey, lo, hi, maxkey, tmp_p, tmp_k, cntsort):
     """Sort pbuf[lo:hi] by pkey ascending (keys in 1..maxkey)."""
     n = hi - lo
     if n <= 24:
-        for i in range(lo + 1, hi):
-            v = pbuf[i]
-            k = pkey[i]
-            j = i - 1
-            while j >= lo and pkey[j] > k:
-                pbuf[j + 1] = pbuf[j]
-                pkey[j + 1] = pkey[j]
-                j -= 1
-            pbuf[j + 1] = v
-            pkey[j + 1] = k
+        insertion_sort(pkey, lo, hi, (pbuf,))
         return
     for k in range(maxkey + 1):
         cntsort[k] = 0

@@ -59,6 +59,7 @@ import numpy as np
 from numba import njit
 
 from baselines import _work as WC
+from baselines._sort import insertion_sort
 from mbebench.fingerprint import combine_sides_nb, left_elem_nb, right_elem_nb
 from mbebench.jitcache import keyed
 
@@ -100,19 +101,7 @@ def _sort_slots(vid, aoff, alen, lo, hi):
     """Stable sort of slots [lo, hi) by ascending alen."""
     n = hi - lo
     if n <= 24:
-        for a in range(lo + 1, hi):
-            kv = vid[a]
-            ko = aoff[a]
-            kl = alen[a]
-            b = a - 1
-            while b >= lo and alen[b] > kl:
-                vid[b + 1] = vid[b]
-                aoff[b + 1] = aoff[b]
-                alen[b + 1] = alen[b]
-                b -= 1
-            vid[b + 1] = kv
-            aoff[b + 1] = ko
-            alen[b + 1] = kl
+        insertion_sort(alen, lo, hi, (vid, aoff))
     else:
         order = np.argsort(alen[lo:hi], kind="mergesort")
         tv = vid[lo:hi].copy()
