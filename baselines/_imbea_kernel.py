@@ -37,6 +37,11 @@ makes the same search with one design choice moved towards ParMBE's (for
 benchmarks/cpu/work_analysis.py); the choices are constants of the compiled
 code.  Work counters (:mod:`baselines._work`) are on when ``ctr`` is an array
 and compiled out when it is ``None`` (the engine).
+
+Why one module of about 550 lines: nearly all of it is one compiled function, the search
+loop with its explicit stack of levels (the building blocks are already apart, in
+:mod:`baselines._imbea_parts`); its state lives in the loop's locals, so cutting the loop
+into functions would pass a dozen arrays and cursors around for no reader's gain.
 """
 
 from __future__ import annotations

@@ -1,0 +1,153 @@
+"""One device's worker process of the multi-GPU queue (:mod:`cumbe.devices`): it prepares a
+job's graph once, loads the kernel, reports ready, then runs the shards the parent hands it,
+one :func:`cumbe.engine.run` each, and reports each one's count, fingerprint and times (or
+its failure, in one line).  Messages over one pipe: ("up", name, pid) | ("dead", type,
+text) at start; ("ready", stats) | ("error", shard, type, text, graph) | ("done", ...) |
+("idle",) per job."""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import signal
+import time
+
+import numpy as np
+
+from cumbe import launch as L
+from mbebench import shard as SH
+from mbebench.engine import EngineSkipped
+
+# Test hook: "<device id>:raise" (the worker's first shard raises a LaunchError) or
+# "<device id>:exit" (the worker process exits at once when it takes its first shard).
+FAULT_ENV = "CUMBE_TEST_DEVICE_FAULT"
+
+
+def _tiny():
+    """The graph of a GPU worker's warm-up launch: one edge."""
+    from mbebench.csr import from_edges
+
+    return from_edges(np.array([0]), np.array([0]), 1, 1)
+
+
+def _set_pdeathsig() -> None:
+    with contextlib.suppress(Exception):
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+
+
+def _fault(dev: int) -> str | None:
+    spec = os.environ.get(FAULT_ENV, "")
+    if ":" in spec:
+        d, mode = spec.split(":", 1)
+        if d.strip() == str(dev):
+            return mode.strip()
+    return None
+
+
+def _load_kernel(cuda, params: dict, sim: bool, pieces: bool = False) -> float:
+    """Compile (or load from numba's cache) the kernel the shards will launch (both builds
+    when some task runs in pieces: a shard without one runs the plain build)."""
+    from cumbe import buffers as B
+    from cumbe import kernel as K
+    from cumbe.variants import ABLATIONS
+
+    rs, es, ws = ABLATIONS[params.get("variant", "cuMBE")]
+    t = time.perf_counter()
+    for p in (False, True) if pieces else (False,):
+        kern = K.build(rs=rs, es=es, ws=ws, instr=bool(params.get("instrument", False)),
+                       threads=int(params.get("threads", 128)), pieces=p)
+        if not sim:
+            sig = tuple(kern.typeof_pyval(x) for x in B.typing_dummies(cuda))
+            kern.compile(sig).max_cooperative_grid_blocks(int(params.get("threads", 128)))
+    return 0.0 if sim else time.perf_counter() - t
+
+
+def worker(dev: int, visible: str, sim: bool, conn) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    _set_pdeathsig()
+    if not sim:
+        os.environ["CUDA_VISIBLE_DEVICES"] = visible  # before numba initialises CUDA
+    try:
+        from numba import cuda
+
+        from cumbe import engine as E
+        from cumbe import prepare as P
+        from mbebench.csr import read_csr
+
+        if sim:
+            name = "simulator"
+        else:
+            if not cuda.is_available():
+                raise EngineSkipped("no CUDA device")
+            d = cuda.get_current_device()
+            name = d.name.decode() if isinstance(d.name, bytes) else str(d.name)
+            L.device_memory(cuda)  # the context, before any job
+    except BaseException as e:  # noqa: BLE001 - reported, then the worker ends
+        conn.send(("dead", type(e).__name__, L.one_line(e)))
+        return
+    conn.send(("up", name, os.getpid()))
+    fault = _fault(dev)
+    while True:
+        try:
+            job = conn.recv()
+        except EOFError:  # the parent is gone
+            return
+        if job is None:
+            return
+        params, n = job["params"], job["n"]
+        try:
+            t0 = time.perf_counter()
+            kind, what = job["graph"]
+            graph = read_csr(what, verify=False) if kind == "path" else what
+            base = E.prepare_for(graph, params.get("variant", "cuMBE"),
+                                 params.get("side", "auto"))
+            outer = None
+            if job["shard"] != SH.WHOLE:
+                base, outer = P.shard_of(base, job["shard"])
+            # a task larger than the largest shard goes into pieces
+            tg = np.asarray(job["targets"], dtype=np.float64)
+            base = P.split(base, float(P.task_costs(base).sum()) * tg.max() / tg.sum(), tg.size)
+            costs = P.task_costs(base)
+            assign = SH.assign_weighted(costs, tg)
+            loads = np.bincount(assign, weights=costs.astype(np.float64), minlength=n)
+            E.task_needs(base, base.rs)  # numba's first call (a compile or cache load)
+            prepare_s = time.perf_counter() - t0
+            compile_s = _load_kernel(cuda, params, sim, bool((base.task_nk > 1).any()))
+            if not sim:  # the first launch's one-time costs (module load, allocations)
+                E.run(_tiny(), **params)
+            conn.send(("ready", {
+                "prepare_s": prepare_s, "compile_s": compile_s, "loads": loads.tolist(),
+                "n_tasks": int(base.tasks.size), "n_twins": int(base.n_twins),
+                "side": "left" if base.cand_left else "right",
+                "max_task_cost": float(costs.max()) if costs.size else 0.0, "outer": outer}))
+        except BaseException as e:  # noqa: BLE001
+            conn.send(("error", None, type(e).__name__, L.one_line(e), ""))
+            continue
+        while True:
+            msg = conn.recv()
+            if msg is None:  # the job is over
+                break
+            s = msg
+            t1 = time.perf_counter()
+            try:
+                if fault == "exit":
+                    os._exit(3)
+                if fault == "raise":
+                    raise L.LaunchError(f"{L.graph_label(graph)}: test fault ({FAULT_ENV})")
+                r = E.run(graph, **params, prepared=P.take(base, np.flatnonzero(assign == s)))
+            except BaseException as e:  # noqa: BLE001 - the parent stops the job
+                ours = isinstance(e, (L.LaunchError, L.DeviceMemoryError, L.DeviceError))
+                text = " ".join(str(e).split()) if ours and str(e) else L.one_line(e)
+                conn.send(("error", s, type(e).__name__, text, L.graph_label(graph)))
+                continue  # the parent ends the job (None) or the process
+            t2 = time.perf_counter()
+            st = r.stats
+            conn.send(("done", s, int(r.count), int(r.fingerprint), t1, t2, {
+                "kernel_s": float(r.algo_seconds), "tasks": int(st.get("n_tasks", 0)),
+                "blocks": st.get("blocks"), "nodes": st.get("nodes"),
+                "memory_bytes": st.get("memory_bytes")}))
+        with contextlib.suppress(Exception):
+            L.device_memory(cuda)  # frees what the last shard left, before the next job
+        conn.send(("idle",))
