@@ -211,7 +211,7 @@ def parmbe_child(a) -> int:
     from mbebench.csr import read_csr
     from mbebench.fingerprint import to_hex
 
-    from cumbe.devices import _set_pdeathsig
+    from cumbe.device_worker import _set_pdeathsig
 
     _set_pdeathsig()  # ends with the driver (it runs in a session of its own)
     items = json.loads(a.parmbe_graphs)

@@ -87,6 +87,8 @@ def report(res, out: Path, a) -> int:
              + (f" ({r.get('message')})" if r.get("message") else "")
              for r in rows if r.get("status") not in (None, "ok")]
     other += [f"{r['graph']}: {r['message']}" for r in res.rows if r.get("kind") == "error"]
+    if "parmbe" in a.parts.split(",") and a.parmbe and not pm_rows:
+        other.append("ParMBE: no result at all (its process failed or never started: bench.log)")
     if other:
         lines += ["", "Not run to the end: " + "; ".join(other)]
     text = "\n".join(lines) + "\n"
