@@ -6,19 +6,30 @@ warps' arenas are contiguous and join into one.  In order of preference:
 
 1. every task fits a warp arena, with the largest grid: ``arena_words`` = the
    largest need (no memory wasted beyond it);
-2. otherwise the grid with the most workers for the largest tasks: every task
-   on a warp with fewer blocks (``blocks x warps`` workers), unless block-wide
-   tasks keep more blocks than that (3. or 4.);
+2. otherwise the faster, by the model below, of: every task on a warp with fewer
+   blocks; or block-wide tasks with more blocks (3. or 4.);
 3. the largest grid with the largest warp arena that memory allows; tasks above
    it run block-wide (each block's arena is ``warps x arena_words``);
 4. fewer blocks, so that a block's arena holds the largest task.
 
-Ties go to warps: block barriers cost small tasks more than their work (on an
-H100, Marvel with its 32 largest tasks block-wide, then without stealing between
-blocks, took 0.114 s against 0.040 s on warps; benchmarks/archive/gpu/rounds/
-7-block-wide).  Block-wide tasks steal from each other since the block barrier's
-fix (docs/gpu.md, "The block-wide fault"); which grid is faster under a cap is
-graph-dependent (benchmarks/memory-caps).
+The model (:func:`_warps_win`), with s the block-wide tasks' share of the work (their
+share of the arena words, which follows the estimated cost within 1 %):
+
+* s >= ``BLOCK_WIDE_MIN_SHARE`` (0.15): the work is spread over the workers and a
+  block-wide task's work counts ``BLOCK_WIDE_COST`` (7) times, its block barriers and idle
+  lanes; warps win iff ``blocks(wide) <= blocks(warp-only) x (1 + 6 s)``;
+* below it, the block-wide phase (a phase of its own, whose few tasks have only each other
+  to steal from) costs more than the larger grid gains: warps win iff they are at least as
+  many as the wide plan's blocks (the rule before the model).
+
+Measured on one H100 (2026-11-26, ``benchmarks/memory-caps/results/2026-11-26-grid-model/``,
+``gridab.jsonl``: both plans, runs alternated, one call) on the 13 (graph, cap) pairs where
+the rule before and the bare model (no share threshold) differ: with s >= 0.2 the wide plan
+took 9-31 % less time in all 3 (IMDB-actor-blocks at 0.5 GiB 9.6 s against 13.9 s); with
+s <= 0.09 it was slower in 9 of 10 (by 2-53 %; 0.5 % faster in the tenth).  And where both
+keep warps, YouTube-blocks at 0.5 GiB (s = 0.27), the wide plan was 14 % slower
+(``wide.jsonl``).  Block-wide tasks steal from each other since the block barrier's fix
+(docs/gpu.md, "The block-wide fault").
 
 If not even one block can hold the largest task, the run cannot fit:
 :class:`cumbe.launch.DeviceMemoryError`.
@@ -34,6 +45,8 @@ from cumbe import buffers as B
 
 MARGIN_BYTES = 64 << 20  # left free for the context's own allocations (streams, events)
 MARGIN_FRACTION = 0.03
+BLOCK_WIDE_COST = 7  # a block-wide task's work, in warp work (module docstring)
+BLOCK_WIDE_MIN_SHARE = 0.15  # below this share of the work block-wide: the rule before
 
 
 @dataclass(frozen=True)
@@ -105,13 +118,23 @@ def choose(needs: np.ndarray, base: B.Plan, max_blocks: int, budget_bytes: int) 
         if warp_only < 1:
             raise
         wide = None
-    if warp_only >= 1 and (wide is None or warp_only * warps >= wide.plan.blocks):
+    if warp_only >= 1 and (wide is None or _warps_win(needs, warp_only, wide)):
         plan = replace(base, blocks=warp_only, arena_words=maxneed)
         return GridChoice(plan, 0,
                           f"device memory: {warp_only} of {max_blocks} blocks, so that every "
                           f"warp's arena holds the largest task ({maxneed} words)", budget_bytes,
                           B.nbytes(plan))
     return wide
+
+
+def _warps_win(needs: np.ndarray, warp_only: int, wide: GridChoice) -> bool:
+    """Is every task on a warp of ``warp_only`` blocks faster than ``wide`` (the model of
+    the module docstring)?"""
+    total = float(needs.sum())
+    share = float(needs[needs > wide.plan.arena_words].sum()) / total if total > 0 else 0.0
+    if share < BLOCK_WIDE_MIN_SHARE:
+        return warp_only * wide.plan.warps >= wide.plan.blocks
+    return wide.plan.blocks <= warp_only * (1.0 + (BLOCK_WIDE_COST - 1) * share)
 
 
 def _block_wide(needs: np.ndarray, base: B.Plan, max_blocks: int, budget_bytes: int,

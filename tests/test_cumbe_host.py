@@ -158,6 +158,25 @@ def test_grid_keeps_every_task_on_a_warp_with_fewer_blocks():
     assert B.nbytes(replace(c.plan, blocks=c.plan.blocks + 1)) > budget
 
 
+def test_grid_takes_more_blocks_when_few_tasks_run_block_wide():
+    # the budget of the test above; ten 10,000-word tasks hold a fifth of the work: 100 blocks
+    # with them block-wide beat about 30 blocks with every task on a warp (the old rule,
+    # "warps if at least as many as the wide plan's blocks", took the warps)
+    needs = np.array([10_000] * 10 + [1_000] * 400)
+    budget = B.nbytes(replace(BASE, blocks=100, arena_words=3_000))
+    warp_only = GR._most_blocks(BASE, 10_000, 100, budget)
+    assert warp_only * BASE.warps >= 100 and warp_only * (1 + 6 * 0.2) < 100
+    c = GR.choose(needs, BASE, 100, budget)
+    assert c.plan.blocks == 100 and c.block_tasks == 10 and c.plan.arena_words >= 3_000
+    assert "block-wide" in c.reason and c.bytes <= budget
+    # the same grid, but the big tasks hold most of the work: every task on a warp
+    heavy = np.array([10_000] * 10 + [10] * 400)
+    assert GR.choose(heavy, BASE, 100, budget).block_tasks == 0
+    # one big task, 2 % of the work: a block-wide phase is not worth its fixed cost
+    light = np.array([10_000] + [1_000] * 400)
+    assert GR.choose(light, BASE, 100, budget).block_tasks == 0
+
+
 def test_grid_shrinks_when_a_block_cannot_hold_the_largest_task():
     needs = np.array([400_000, 10])
     budget = B.nbytes(replace(BASE, blocks=7, arena_words=100_000))
