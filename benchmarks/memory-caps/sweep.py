@@ -38,22 +38,31 @@ DEFAULT_CAPS = "smallest,0.25,0.5,1,2,8,none"
 BARS = {"8": 1.1, "1": 1.5, "smallest": 3.0}
 
 
-def _gen(args) -> str:
+def _gen(args) -> tuple[str | None, str]:
+    """(the CSR path, "") or (None, why): a preset that cannot be made at this scale (planted
+    blocks with more edges than the graph) is left out, not the whole sweep."""
     preset, seed, scale, out = args
     sys.path.insert(0, str(REPO / "benchmarks"))
     import standins
 
-    p = standins.preset_params(preset, seed, scale)
-    path = Path(out) / f"{standins.file_stem(p)}.csr"
-    if not path.exists():
-        standins.write(p, Path(out))
-    return str(path)
+    try:
+        p = standins.preset_params(preset, seed, scale)
+        path = Path(out) / f"{standins.file_stem(p)}.csr"
+        if not path.exists():
+            standins.write(p, Path(out))
+    except ValueError as e:
+        return None, f"{preset} seed {seed} x{scale:g}: not generated: {e}"
+    return str(path), ""
 
 
 def generate(specs, out: Path, jobs: int) -> list[str]:
     out.mkdir(parents=True, exist_ok=True)
     with ProcessPoolExecutor(jobs) as ex:
-        return list(ex.map(_gen, [(p, s, x, str(out)) for p, s, x in specs]))
+        made = list(ex.map(_gen, [(p, s, x, str(out)) for p, s, x in specs]))
+    for _, why in made:
+        if why:
+            print(why, flush=True)
+    return [path for path, _ in made if path]
 
 
 # ------------------------------------------------------------------ worker (one process)
