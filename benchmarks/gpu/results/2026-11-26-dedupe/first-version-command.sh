@@ -1,13 +1,11 @@
+# One device call (nvidia-h100-x1), from the repo root, carry [".whl", ".csr", ".base", ".devrun"]:
+# .base = `git archive eddebb2 cumbe mbebench benchmarks/gpu/warm.py benchmarks/gpu/device_env.sh`;
+# the tree was the first version of the change (not committed).
 set -u
 . benchmarks/gpu/device_env.sh
 R=/tmp/dd; mkdir -p $R
-T0=$(date +%s); el() { echo "[$(( $(date +%s) - T0 )) s] $*"; }
-nvidia-smi -L > $R/gpu.txt
-(cd .base && PYTHONPATH=/tmp/site:$PWD NUMBA_CACHE_DIR=/tmp/nbc-eddebb2 timeout 220 python3 benchmarks/gpu/warm.py --jobs 1 cuMBE:128 > $R/warm-base.jsonl 2>&1) &
-timeout 220 python3 benchmarks/gpu/warm.py --jobs 15 cuMBE:128 noRS:128 noES:128 noWS:128 cuMBE-instr:128 noWS-instr:128 noRS-instr:128 noES-instr:128 cuMBE-pieces:128 noES-pieces:128 noWS-pieces:128 cuMBE-instr-pieces:128 noES-instr-pieces:128 noWS-instr-pieces:128 > $R/warm-new.jsonl 2>&1 &
-python3 benchmarks/standins.py --preset IMDB-actor-hard --seed 1 --scale 0.25 --out /tmp/g > /dev/null
-python3 benchmarks/standins.py --crown 24 --out /tmp/g > /dev/null
-wait; el warm done; cat $R/warm-new.jsonl $R/warm-base.jsonl | cut -c1-160
+# (as run: the warm-up steps inline, with its own el(); warm_two_trees.sh and device_env.sh hold them now)
+bash benchmarks/gpu/warm_two_trees.sh .base eddebb2 $R; el warm done
 G=/tmp/g/IMDB-actor-hard-s1-x0.25.csr
 M=".csr/brunson_corporate-leadership.csr .csr/unicodelang.csr .csr/opsahl-ucforum.csr .csr/dbpedia-occupation.csr .csr/movielens-10m_ti.csr .csr/movielens-10m_ut.csr .csr/marvel.csr .csr/movielens-10m_ui.csr .csr/youtube-groupmemberships.csr .csr/edit-nawiki.csr"
 bash benchmarks/gpu/ab_trees.sh $PWD/.base eddebb2 $R/ab $G $M; el timing done

@@ -5,13 +5,8 @@
 set -u
 . benchmarks/gpu/device_env.sh
 R=/tmp/pc; mkdir -p $R
-T0=$(date +%s); el() { echo "[$(( $(date +%s) - T0 )) s] $*"; }
-nvidia-smi -L > $R/gpu.txt
-(cd .base && PYTHONPATH=/tmp/site:$PWD NUMBA_CACHE_DIR=/tmp/nbc-base timeout 220 python3 benchmarks/gpu/warm.py --jobs 1 cuMBE:128 > $R/warm-base.jsonl 2>&1) &
-timeout 220 python3 benchmarks/gpu/warm.py --jobs 15 cuMBE:128 noRS:128 noES:128 noWS:128 cuMBE-instr:128 noWS-instr:128 noRS-instr:128 noES-instr:128 cuMBE-pieces:128 noES-pieces:128 noWS-pieces:128 cuMBE-instr-pieces:128 noES-instr-pieces:128 noWS-instr-pieces:128 > $R/warm-new.jsonl 2>&1 &
-python3 benchmarks/standins.py --preset IMDB-actor-hard --seed 1 --scale 0.25 --out /tmp/g > /dev/null
-python3 benchmarks/standins.py --crown 24 --out /tmp/g > /dev/null
-wait; el warm done; cat $R/warm-new.jsonl $R/warm-base.jsonl | cut -c1-200
+# (as run: the warm-up steps inline, with its own el(); warm_two_trees.sh and device_env.sh hold them now)
+bash benchmarks/gpu/warm_two_trees.sh .base base $R; el warm done
 G=/tmp/g/IMDB-actor-hard-s1-x0.25.csr
 # (as run: the same steps inline; benchmarks/gpu/ab_trees.sh holds them now)
 bash benchmarks/gpu/ab_trees.sh .base base $R $G \
