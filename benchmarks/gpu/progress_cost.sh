@@ -5,7 +5,6 @@
 set -u
 . benchmarks/gpu/device_env.sh
 R=/tmp/x1b; mkdir -p $R
-T0=$(date +%s); el() { echo "[$(( $(date +%s) - T0 )) s] $*"; }
 git log -1 --format=%H > $R/commit.txt 2>/dev/null
 W="cuMBE:128 noRS:128 noES:128 noWS:128 cuMBE-instr:128 noWS-instr:128 noRS-instr:128"
 (cd .split && PYTHONPATH=/tmp/site:$PWD NUMBA_CACHE_DIR=/tmp/nbc-split timeout 200 python3 benchmarks/gpu/warm.py --jobs 6 $W > $R/warm-split.jsonl 2>&1) &

@@ -46,7 +46,6 @@ def _locked_shared_array(orig, lock):
     then reads shared slots no other thread writes (a garbage wedge count became an arena
     index 65727 of 380 one run in ~30 under load).  The same, under one lock."""
     import sys as _sys
-    import traceback as _tb
 
     from numba.cuda import types as _types
     from numba.cuda.np import numpy_support as _ns
@@ -56,7 +55,8 @@ def _locked_shared_array(orig, lock):
             return orig(self, shape, dtype, alignment)
         if isinstance(dtype, _types.Type):
             dtype = _ns.as_dtype(dtype)
-        caller = _tb.extract_stack(_sys._getframe())[-2][0:2]  # keyed as numba keys it
+        f = _sys._getframe(1)
+        caller = (f.f_code.co_filename, f.f_lineno)  # numba's key: the caller's line
         with lock:
             res = self._allocations.get(caller)
             if res is None:
