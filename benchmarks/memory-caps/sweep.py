@@ -3,13 +3,15 @@ fingerprint as uncapped, never crash, and stay close in time.  GPU machine only:
 
     python benchmarks/memory-caps/sweep.py --out DIR [--mirror .csr/*.csr]
         [--standins PRESET,...|all] [--seeds 1,2,3] [--scale 0.1] [--paper-sized PRESET,...]
-        [--caps smallest,0.25,0.5,1,2,8,none] [--repeats 3] [--budget 540] [--run-limit 60] [--root .old]
+        [--caps smallest,smallest*2,0.25,0.5,1,2,8,none] [--repeats 3] [--budget 540]
+        [--run-limit 60] [--root .old]
 
 Stand-ins are generated here (in parallel, before any GPU run) with benchmarks/standins.py.
 Every graph runs uncapped first (the reference), then at each cap; ``smallest`` is the
 smallest cap with which the graph fits (:func:`cumbe.engine.smallest_memory_gib`, rounded
-up to 0.001 GiB).  The runs happen in one worker process per batch: a kernel fault leaves
-the CUDA context unusable, so the parent records the run the worker died in as ``crash``
+up to 0.001 GiB), ``smallest*F`` F times that (how fast the run gets as memory grows from
+it).  The runs happen in one worker process per batch: a kernel fault leaves the CUDA context
+unusable, so the parent records the run the worker died in as ``crash``
 (with its last line of output) and starts a new worker at the next run; a run past
 ``--run-limit`` seconds is killed and recorded as ``timeout``.  ``--root DIR`` runs
 the engine of another checkout (a ``git archive`` of an older commit) for before/after.
@@ -190,6 +192,18 @@ def run_jobs(jobs, out_dir: Path, root: str, budget: float, run_limit: float) ->
         else []
 
 
+def cap_gib(cap: str, smallest: float) -> float | None:
+    """GiB of a ``--caps`` entry: ``none`` -> None (uncapped), ``smallest`` or ``smallest*F``
+    -> the graph's smallest cap (times F, rounded up to 0.001), else the number."""
+    if cap == "none":
+        return None
+    if cap == "smallest":
+        return smallest
+    if cap.startswith("smallest*"):
+        return math.ceil(smallest * float(cap[len("smallest*"):]) * 1000) / 1000
+    return float(cap)
+
+
 def summarise(runs: list[dict]) -> str:
     by_graph: dict = {}
     for r in runs:
@@ -285,8 +299,7 @@ def main(argv=None) -> int:
             except ValueError:
                 pass
         for c in ["none"] + [c for c in caps if c != "none"]:
-            cap_gib = None if c == "none" else sm if c == "smallest" else float(c)
-            jobs.append(dict(name=Path(p).stem, graph=p, cap=c, cap_gib=cap_gib,
+            jobs.append(dict(name=Path(p).stem, graph=p, cap=c, cap_gib=cap_gib(c, sm),
                              smallest_gib=sm, n_edges=n_edges, variant=a.variant,
                              repeats=a.repeats))
     runs = run_jobs(jobs, a.out, a.root, a.budget - (time.time() - t0), a.run_limit)
