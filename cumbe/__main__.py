@@ -136,6 +136,10 @@ def main(argv=None) -> int:
         print(f"{head}  kernel {res.algo_seconds:.6f} s"
               f"  (compile {res.compile_seconds:.2f} s, {res.stats.get('blocks')} blocks"
               f" x {res.stats.get('threads')}, {res.stats.get('device')})")
+    if res.stats.get("grid_reason"):
+        # a smaller grid than the device allows is slower: say why, and what lifts it
+        print(f"note: {res.stats['grid_reason']}; more device memory gives a larger grid "
+              f"(benchmarks/memory-caps/README.md)", file=sys.stderr)
     if a.json_out:
         with open(a.json_out, "w") as f:
             json.dump(out, f, indent=1)

@@ -76,3 +76,21 @@ def test_simulate_runs_the_cuda_simulator_without_the_environment_variable(tmp_p
     assert res.returncode == 0, res.stderr
     assert res.stdout.startswith(f"count {count}  fingerprint {to_hex(fp)}")
     assert "simulator" in res.stdout
+
+
+def test_a_grid_cut_by_the_memory_cap_is_named(tmp_path):
+    from cumbe.engine import smallest_memory_gib
+
+    g = csr.from_edges([0, 0, 0, 1, 1, 2, 2, 3], [0, 1, 2, 0, 1, 1, 2, 2], 4, 3)
+    path = tmp_path / "g.csr"
+    csr.write_csr(g, path)
+    count, fp = oracle.count_and_fingerprint(g)
+    cap = smallest_memory_gib(g, threads=64)  # one block: its warps' arenas joined
+    res = _run("-m", "cumbe", "run", str(path), "--simulate", "--threads", "64",
+               "--device-memory-gib", repr(cap))
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.startswith(f"count {count}  fingerprint {to_hex(fp)}")
+    note = [ln for ln in res.stderr.splitlines() if ln.startswith("note: ")]
+    assert len(note) == 1 and "block-wide" in note[0] and "more device memory" in note[0]
+    free = _run("-m", "cumbe", "run", str(path), "--simulate", "--threads", "64")
+    assert free.returncode == 0 and "note: " not in free.stderr

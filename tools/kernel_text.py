@@ -26,17 +26,22 @@ sys.path.insert(0, os.getcwd())  # the tree it is run in
 
 
 def text_fingerprint(cubin: bytes) -> str:
-    """sha256 over the sorted digests of the ELF64 cubin's ``.text*`` sections."""
+    """sha256 over the sorted digests of the ELF64 cubin's ``.text*`` sections, and their
+    total bytes (16 a sm_90 instruction): set-up code that grows the kernel moved its speed by
+    11-16 % (benchmarks/memory-caps/results/2026-11-26-layout-trial)."""
     shoff, = struct.unpack_from("<Q", cubin, 0x28)
     shentsize, shnum, shstrndx = struct.unpack_from("<HHH", cubin, 0x3A)
     secs = [struct.unpack_from("<IIQQQQ", cubin, shoff + i * shentsize) for i in range(shnum)]
     names_at = secs[shstrndx][4]
     parts = []
+    total = 0
     for name, _type, _flags, _addr, off, size in secs:
         n = cubin[names_at + name: cubin.index(b"\0", names_at + name)]
         if n.startswith(b".text"):
             parts.append(hashlib.sha256(cubin[off: off + size]).hexdigest())
-    return f"{hashlib.sha256(''.join(sorted(parts)).encode()).hexdigest()[:16]} ({len(parts)} sections)"
+            total += size
+    digest = hashlib.sha256("".join(sorted(parts)).encode()).hexdigest()[:16]
+    return f"{digest} ({len(parts)} sections, {total} bytes)"
 
 
 def main(argv: list[str]) -> int:
