@@ -316,13 +316,14 @@ def _gib(x: int) -> str:
 
 
 def smallest_memory_gib(graph: CSRGraph, variant: str = "cuMBE", threads: int = 128,
-                        k: int = 24, side: str = "auto") -> float:
+                        k: int = 24, side: str = "auto", prepared: Prepared | None = None) -> float:
     """The smallest ``device_memory_gib`` with which ``graph`` runs (one block, the
-    context's margin included): what a card needs free.  Host only, no device."""
+    context's margin included): what a card needs free.  Host only, no device.
+    ``prepared``: this graph's preparation (:func:`prepare_for`), as in :func:`run`."""
     from cumbe import kernel as K
 
     rs = VARIANTS[variant][0]
-    prep = prepare(graph, side, rs)
+    prep = prepare(graph, side, rs) if prepared is None else _reused(prepared, graph, side, rs)
     if prep.tasks.size == 0:
         return 0.0
     needs = task_needs(prep, rs)

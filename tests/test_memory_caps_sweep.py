@@ -46,6 +46,8 @@ def test_pool_model_counts_tasks_a_pool_of_the_same_memory_would_run():
     left, right = rng.integers(0, 60, 900), rng.integers(0, 40, 900)
     g = csr.from_edges(left, right, 60, 40)
     needs = E.task_needs(PR.prepare(g, "auto", True), True)
+    prep = E.prepare_for(g)  # the preparation it reuses gives the same smallest cap
+    assert E.smallest_memory_gib(g, threads=128, prepared=prep) == E.smallest_memory_gib(g)
     rows = pm.pool_rows(g, [1.0001, 1.001, 1000], max_blocks=64)  # the context margin is most
     for r in rows:
         assert needs.min() <= r["weighted_need"] <= needs.max()

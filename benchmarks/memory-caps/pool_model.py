@@ -20,7 +20,6 @@ import argparse
 import sys
 from pathlib import Path
 
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from cumbe import buffers as B  # noqa: E402
@@ -32,13 +31,13 @@ FREE = 80 << 30  # an H100's memory: every cap below it binds
 
 
 def pool_rows(graph, factors, max_blocks: int = 1056, warps: int = 4) -> list[dict]:
-    prep = PR.prepare(graph, "auto", True)
+    prep = E.prepare_for(graph)
     needs = E.task_needs(prep, True)
     cost = PR.task_costs(prep).astype(float)
     wmean = float((needs * cost).sum() / cost.sum())
     base = B.Plan(prep.n_u, prep.n_v, int(prep.adjU.size), int(prep.tasks.size), 24, max_blocks,
                   warps, 2)
-    smallest = E.smallest_memory_gib(graph, threads=32 * warps)
+    smallest = E.smallest_memory_gib(graph, threads=32 * warps, prepared=prep)
     rows = []
     for f in factors:
         bud = GR.budget(FREE, int(smallest * f * 2**30))
