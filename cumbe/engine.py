@@ -12,6 +12,7 @@ import os
 import sys
 import time
 import warnings
+from dataclasses import replace
 
 import numpy as np
 
@@ -20,7 +21,7 @@ from cumbe import grid as GR
 from cumbe import launch as L
 from cumbe import layout
 from cumbe import progress as PG
-from cumbe.prepare import Prepared, choose_side, prepare, shard_of
+from cumbe.prepare import Prepared, choose_side, prepare, shard_of, task_butterflies
 from cumbe.spec import SHARDS_PER_DEVICE
 from cumbe.variants import ABLATIONS
 from mbebench import shard as SH
@@ -71,6 +72,7 @@ def run(
     devices: int | str | list | None = None,
     shards_per_device: int = SHARDS_PER_DEVICE,
     prepared: Prepared | None = None,
+    compact_layout: bool | None = None,
 ) -> EngineResult:
     """Count and fingerprint the maximal bicliques of ``graph`` on the GPU (or in numba's
     simulator).  The config parameters are declared, with their defaults and limits, in
@@ -95,7 +97,8 @@ def run(
     publishing and stealing run on any grid; e >= 2: publish only from level e - 1 down)
     and ``warp_arena_words`` (cap the warp arena, so that tasks run block-wide); tuning:
     ``idle_fraction`` (the share of workers that must run out of work before the busy ones
-    publish theirs; 0: the first one).
+    publish theirs; 0: the first one); ``compact_layout`` (test switch; None: the compact
+    task layout only when memory is short, :func:`cumbe.grid.choose_layout`).
     """
     sim = _sim_enabled()
     label = L.graph_label(graph)  # names the graph in every error
@@ -126,12 +129,14 @@ def run(
                                  instrument=instrument, side=side,
                                  device_memory_gib=device_memory_gib, eager_steal=eager_steal,
                                  warp_arena_words=warp_arena_words,
-                                 idle_fraction=idle_fraction))
+                                 idle_fraction=idle_fraction, compact_layout=compact_layout))
 
     t0 = time.perf_counter()
     prep, shard_stats = shard_of(prepare(graph, side, rs) if prepared is None
                                  else _reused(prepared, graph, side, rs), shard)
-    needs = task_needs(prep, rs)
+    compact = bool(compact_layout)
+    needs = task_needs(prep, rs, compact)
+    _check_task_words(needs, prep, label, variant)
     n_pieces = int(np.count_nonzero(prep.task_nk > 1))
     warps = threads // K.WARP
     stats = {
@@ -148,20 +153,26 @@ def run(
         return EngineResult(0, 0, 0.0, 0.0, stats)
     prep_s = time.perf_counter() - t0
 
-    kern = K.build(rs=rs, es=es, ws=ws, instr=instrument, threads=threads,
-                   pieces=n_pieces > 0)
     compile_s = 0.0
-    if sim:
-        max_blocks = 1
-        dev_name = "simulator"
-    else:
-        dev = cuda.get_current_device()
-        dev_name = dev.name.decode() if isinstance(dev.name, bytes) else str(dev.name)
+
+    def compiled(compact: bool):
+        """The build, compiled (timed apart from the kernel), and its largest grid."""
+        nonlocal compile_s
+        kern = K.build(rs=rs, es=es, ws=ws, instr=instrument, threads=threads,
+                       pieces=n_pieces > 0, compact=compact)
+        if sim:
+            return kern, 1
         sig = tuple(kern.typeof_pyval(x) for x in B.typing_dummies(cuda))
         tc = time.perf_counter()
-        ov = kern.compile(sig)  # timed apart from the kernel
-        compile_s = time.perf_counter() - tc
-        max_blocks = int(ov.max_cooperative_grid_blocks(threads))
+        ov = kern.compile(sig)
+        compile_s += time.perf_counter() - tc
+        return kern, int(ov.max_cooperative_grid_blocks(threads))
+
+    kern, max_blocks = compiled(compact)
+    dev_name = "simulator"
+    if not sim:
+        dev = cuda.get_current_device()
+        dev_name = dev.name.decode() if isinstance(dev.name, bytes) else str(dev.name)
         if max_blocks < 1:
             raise L.LaunchError(f"{label}: cuMBE kernel cannot run {threads} threads per block "
                                 f"on {dev_name}")
@@ -178,14 +189,32 @@ def run(
         aw = int(warp_arena_words) + (int(warp_arena_words) & 1)
         if aw * warps < int(needs.max()):
             raise ValueError("warp_arena_words x warps must hold the largest task")
-        from dataclasses import replace
-
         plan = replace(base, arena_words=aw)
         choice = GR.GridChoice(plan, int(np.count_nonzero(needs > aw)), "warp_arena_words",
                                budget, B.nbytes(plan))
     else:
+        memo: dict = {}
+
+        def work():  # the grid model's weights, computed only when memory is short
+            if "w" not in memo:
+                memo["w"] = GR.Work(prep.task_wedges + prep.task_deg, task_butterflies(prep))
+            return memo["w"]
+
         try:
-            choice = GR.choose(needs, base, nb_max, budget)
+            if compact_layout is None:
+                choice, compact = GR.choose_layout(
+                    needs, lambda: task_needs(prep, rs, True), base, nb_max, budget, work)
+                if compact:
+                    choice = replace(choice, reason=f"{choice.reason} (compact task layout)")
+                    needs = task_needs(prep, rs, True)
+                    kern, mb = compiled(True)
+                    if mb < max_blocks:  # the other build fits fewer blocks: plan again
+                        max_blocks = mb
+                        nb_max = L.grid_blocks(blocks_req, max_blocks, threads, dev_name)
+                        base = replace(base, blocks=nb_max)
+                        choice = GR.choose(needs, base, nb_max, budget)
+            else:
+                choice = GR.choose(needs, base, nb_max, budget)
         except GR.DoesNotFit as e:
             avail = free if cap is None else min(free, cap)
             raise L.DeviceMemoryError(
@@ -196,7 +225,7 @@ def run(
                 f"--device-memory-gib) with at least {GR.cap_for(e.need) / 2**30:.2f} GiB free, "
                 f"or a CPU engine (parmbe)") from None
     plan = choice.plan
-    context = (f"variant {variant}, {plan.blocks} blocks x {warps} warps, {plan.arena_words} "
+    context = (f"variant {variant}{', compact layout' if compact else ''}, {plan.blocks} blocks x {warps} warps, {plan.arena_words} "
                f"arena words a warp, {int(np.count_nonzero(needs > plan.arena_words))} block-wide "
                f"tasks, memory cap {'none' if cap is None else f'{_gib(cap)} GiB'}")
     L.check_memory(choice.bytes, free if cap is None else min(free, cap), total, label,
@@ -255,7 +284,8 @@ def run(
     stats.update(
         device=dev_name, blocks=int(plan.blocks), blocks_requested=blocks_req,
         max_cooperative_blocks=int(max_blocks), blocks_clamped=bool(plan.blocks < max_blocks),
-        grid_reason=choice.reason, memory_bytes=int(choice.bytes),
+        grid_reason=choice.reason, layout="compact" if compact else "plain",
+        max_task_words_run=int(needs.max()), memory_bytes=int(choice.bytes),
         memory_budget_bytes=int(choice.budget_bytes),
         memory_cap_bytes=None if cap is None else int(cap), device_free_bytes=int(free),
         arena_words_per_warp=int(plan.arena_words), block_tasks=nt0,
@@ -306,9 +336,23 @@ def _reused(prep: Prepared, graph: CSRGraph, side: str, rs: bool) -> Prepared:
     return prep
 
 
-def task_needs(prep, rs: bool) -> np.ndarray:
-    """Arena words of every first-level task of ``prep`` (what the grid is sized by)."""
-    return layout.needs(prep.task_deg, prep.task_wedges, prep.n_higher, prep.task_dv, rs)
+def task_needs(prep, rs: bool, compact: bool = False) -> np.ndarray:
+    """Arena words of every first-level task of ``prep`` (what the grid is sized by), in
+    the plain or the compact layout."""
+    return layout.needs(prep.task_deg, prep.task_wedges, prep.n_higher, prep.task_dv, rs,
+                        compact)
+
+
+def _check_task_words(needs: np.ndarray, prep: Prepared, label: str, variant: str) -> None:
+    """A task past the kernel's 32-bit offsets would be laid out wrong: refuse the graph."""
+    if needs.size and int(needs.max()) > layout.MAX_NEED:
+        i = int(np.argmax(needs))
+        side = "left" if prep.cand_left else "right"
+        raise L.LaunchError(
+            f"{label}: the task of {side} vertex {int(prep.orig[prep.tasks[i]])} needs "
+            f"{int(needs[i])} arena words ({int(prep.task_wedges[i])} wedges), more than cuMBE's "
+            f"32-bit task offsets address ({layout.MAX_NEED}; variant {variant}); try: a CPU "
+            f"engine (parmbe), or the other side as candidates (side)")
 
 
 def _gib(x: int) -> str:
@@ -327,6 +371,9 @@ def smallest_memory_gib(graph: CSRGraph, variant: str = "cuMBE", threads: int = 
     if prep.tasks.size == 0:
         return 0.0
     needs = task_needs(prep, rs)
+    _check_task_words(needs, prep, L.graph_label(graph), variant)
     base = B.Plan(prep.n_u, prep.n_v, int(prep.adjU.size), int(prep.tasks.size), int(k), 1,
                   int(threads) // K.WARP, 2)
-    return GR.cap_for(GR.smallest_bytes(needs, base)) / 2**30
+    # the compact layout (cumbe.grid.choose_layout) fits where the plain one does not
+    return GR.cap_for(min(GR.smallest_bytes(needs, base),
+                          GR.smallest_bytes(task_needs(prep, rs, True), base))) / 2**30

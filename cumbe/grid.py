@@ -2,34 +2,45 @@
 
 A worker's arena must hold its largest task (:mod:`cumbe.layout`).  Warps get
 arenas of ``arena_words``; a task that needs more runs on a whole block, whose
-warps' arenas are contiguous and join into one.  In order of preference:
+warps' arenas are contiguous and join into one.
 
-1. every task fits a warp arena, with the largest grid: ``arena_words`` = the
-   largest need (no memory wasted beyond it);
-2. otherwise the faster, by the model below, of: every task on a warp with fewer
-   blocks; or block-wide tasks with more blocks (3. or 4.);
-3. the largest grid with the largest warp arena that memory allows; tasks above
-   it run block-wide (each block's arena is ``warps x arena_words``);
-4. fewer blocks, so that a block's arena holds the largest task.
+1. If every warp of the largest grid can hold the largest task, that is the plan
+   (``arena_words`` = the largest need: no memory wasted beyond it), in the plain layout.
+2. Otherwise :func:`choose` (*the rule*) takes the faster, by its model, of: every task on a
+   warp with fewer blocks; or block-wide tasks, on the largest grid with the largest warp
+   arena that fits (or on fewer blocks, so that a block's arena holds the largest task).
+   Its model, with s the block-wide tasks' share of the arena words: for s >= 0.15 a
+   block-wide task's work counts 7 times (warps win iff ``blocks(wide) <= blocks(warp-only)
+   x (1 + 6 s)``); below, the block-wide phase (a phase of its own, whose few tasks have
+   only each other to steal from) costs more than the larger grid gains: warps win iff they
+   are at least as many as the wide plan's blocks.  Measured on one H100
+   (``benchmarks/memory-caps/results/2026-11-26-grid-model/``).
+3. :func:`choose_layout` keeps the rule's plan unless the block-wide tasks of its wide plan
+   hold a larger share of the *butterflies* (:func:`cumbe.prepare.task_butterflies`, which
+   follow the search under a task) than of the wedges.  Such tasks (planted dense blocks)
+   search deep, and block-wide that costs far more than the rule's 7 times: IMDB-actor-blocks
+   at 1 GiB ran 1.75x on the rule's plan and 1.41x on 448 blocks with 318 block-wide tasks.
+   Then every grid from the largest down (5 % fewer blocks at a time, each with the largest
+   warp arena that fits), in both the plain and the compact layout (its build counted
+   ``COMPACT_COST`` slower), is rated by :func:`model_time`, and the fastest runs.  A grid
+   that would run block-wide a task holding more than ``CRITICAL_SHARE`` warps' fair share
+   of the wedges is out: the block-wide phase would wait for it alone (dbpedia-occupation's
+   hub: 1.22-1.32x block-wide, 0.89x with every task on a warp).  If the plain layout does
+   not fit at all, the compact one may (it needs less): the rule then plans it.
 
-The model (:func:`_warps_win`), with s the block-wide tasks' share of the work (their
-share of the arena words, which follows the estimated cost within 1 %):
+:func:`model_time`, time over the uncapped run's, for B of B_max blocks:
 
-* s >= ``BLOCK_WIDE_MIN_SHARE`` (0.15): the work is spread over the workers and a
-  block-wide task's work counts ``BLOCK_WIDE_COST`` (7) times, its block barriers and idle
-  lanes; warps win iff ``blocks(wide) <= blocks(warp-only) x (1 + 6 s)``;
-* below it, the block-wide phase (a phase of its own, whose few tasks have only each other
-  to steal from) costs more than the larger grid gains: warps win iff they are at least as
-  many as the wide plan's blocks (the rule before the model).
+    A + (B_max / B) * (B0 + max(0, C_BUTTERFLY * s_b - C_WEDGE * s_w))
 
-Measured on one H100 (2026-11-26, ``benchmarks/memory-caps/results/2026-11-26-grid-model/``,
-``gridab.jsonl``: both plans, runs alternated, one call) on the 13 (graph, cap) pairs where
-the rule before and the bare model (no share threshold) differ: with s >= 0.2 the wide plan
-took 9-31 % less time in all 3 (IMDB-actor-blocks at 0.5 GiB 9.6 s against 13.9 s); with
-s <= 0.09 it was slower in 9 of 10 (by 2-53 %; 0.5 % faster in the tenth).  And where both
-keep warps, YouTube-blocks at 0.5 GiB (s = 0.27), the wide plan was 14 % slower
-(``wide.jsonl``).  Block-wide tasks steal from each other since the block barrier's fix
-(docs/gpu.md, "The block-wide fault").
+with s_b and s_w the block-wide tasks' shares of the butterflies and of the wedges plus
+degrees: a hub's task (many wedges, little search) runs block-wide at little cost
+(DBLP-author at 1 GiB, a third of the wedges block-wide: 1.02x).  The constants are a
+least-squares fit to 90 measured grids (five paper-sized stand-ins, caps 0.25-2 GiB, 128 to
+1,056 blocks, H100, 2026-11-26, ``benchmarks/memory-caps/results/2026-11-26-grid-sweep/``,
+``fit.py`` there).  The model alone rated every graph there within 1.14x of its best grid,
+but it misjudged small graphs and graphs whose block-wide tasks search little
+(YouTube-blocks at 0.5 GiB 1.17x against the rule's 1.03x, DBLP-author at 0.5 GiB 1.68x
+against 1.49x): hence the rule first, the model only where the rule is known to fail.
 
 If not even one block can hold the largest task, the run cannot fit:
 :class:`cumbe.launch.DeviceMemoryError`.
@@ -45,8 +56,21 @@ from cumbe import buffers as B
 
 MARGIN_BYTES = 64 << 20  # left free for the context's own allocations (streams, events)
 MARGIN_FRACTION = 0.03
-BLOCK_WIDE_COST = 7  # a block-wide task's work, in warp work (module docstring)
-BLOCK_WIDE_MIN_SHARE = 0.15  # below this share of the work block-wide: the rule before
+# the grid model (module docstring)
+A, B0, C_BUTTERFLY, C_WEDGE = 0.739, 0.267, 2.361, 0.711
+BLOCK_WIDE_COST = 7  # the rule before: a block-wide task's work, in warp work
+BLOCK_WIDE_MIN_SHARE = 0.15  # the rule before: below this share block-wide, warps if as many
+COMPACT_COST = 1.03  # the compact build against the plain one, uncapped (0-4.5 %, grid sweep)
+CRITICAL_SHARE = 4.0  # the most warps' fair share of the wedges a block-wide task may hold
+GRID_STEP = 0.95  # candidate grids: the largest, then 5 % fewer blocks at a time
+
+
+@dataclass(frozen=True)
+class Work:
+    """What the grid model weighs per task: wedges plus degree, and butterflies."""
+
+    wedges: np.ndarray
+    butterflies: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -107,7 +131,6 @@ def _max_arena(plan: B.Plan, budget_bytes: int) -> int:
 def choose(needs: np.ndarray, base: B.Plan, max_blocks: int, budget_bytes: int) -> GridChoice:
     """``needs``: arena words per task."""
     maxneed = _largest_need(needs)
-    warps = base.warps
     plan = replace(base, blocks=max_blocks, arena_words=maxneed)
     if B.nbytes(plan) <= budget_bytes:
         return GridChoice(plan, 0, "", budget_bytes, B.nbytes(plan))
@@ -125,6 +148,133 @@ def choose(needs: np.ndarray, base: B.Plan, max_blocks: int, budget_bytes: int) 
                           f"warp's arena holds the largest task ({maxneed} words)", budget_bytes,
                           B.nbytes(plan))
     return wide
+
+
+def choose_layout(needs: np.ndarray, compact_needs, base: B.Plan, max_blocks: int,
+                  budget_bytes: int, work=None) -> tuple[GridChoice, bool]:
+    """The grid, and whether the compact task layout (:mod:`cumbe.layout`) runs it (module
+    docstring).  ``compact_needs()``: the tasks' needs in the compact layout; ``work``: a
+    :class:`Work` or a function that makes one; both are asked for only when memory is
+    short."""
+    maxneed = _largest_need(needs)
+    plan = replace(base, blocks=max_blocks, arena_words=maxneed)
+    if B.nbytes(plan) <= budget_bytes:
+        return GridChoice(plan, 0, "", budget_bytes, B.nbytes(plan)), False
+    w = work() if callable(work) else work
+    cneeds = compact_needs()
+    try:
+        before = choose(needs, base, max_blocks, budget_bytes)
+    except DoesNotFit as plain:  # the compact layout (nearly always) needs less
+        try:
+            return choose(cneeds, base, max_blocks, budget_bytes), True
+        except DoesNotFit as comp:
+            raise (comp if comp.need <= plain.need else plain) from None
+    try:
+        wide = _block_wide(needs, base, max_blocks, budget_bytes, maxneed)
+    except DoesNotFit:
+        return before, False
+    if not _search_heavy(needs, wide.plan.arena_words, w):
+        return before, False
+    best = None
+    for compact, nd in ((False, needs), (True, cneeds)):
+        mx = _largest_need(nd)
+        cands = [(nb, aw) for nb, aw in _candidates(nd, base, max_blocks, budget_bytes, mx)
+                 if not _critical(nd, aw, w, max_blocks * base.warps)]
+        if not cands:
+            continue
+        choice, t = _best(cands, _Shares(nd, w), base, max_blocks, budget_bytes, mx)
+        t *= COMPACT_COST if compact else 1.0
+        if best is None or t < best[1]:
+            best = (choice, t, compact)
+    return (before, False) if best is None else (best[0], best[2])
+
+
+def _search_heavy(needs: np.ndarray, aw: int, work: Work | None) -> bool:
+    """Do the tasks above a warp arena of ``aw`` words hold a larger share of the
+    butterflies than of the wedges (deep search: the rule before underrates them)?"""
+    if work is None:
+        return False
+    n, sb, sw = _Shares(needs, work).above(aw)
+    return n > 0 and sb >= sw
+
+
+def _critical(needs: np.ndarray, aw: int, work: Work, workers: int) -> bool:
+    """Would a task with more than CRITICAL_SHARE warps' fair share of the wedges run
+    block-wide (the whole block-wide phase waits for it)?"""
+    big = needs > aw
+    if not big.any():
+        return False
+    total = float(work.wedges.sum())
+    return float(work.wedges[big].max()) * workers > CRITICAL_SHARE * total
+
+
+def model_time(blocks: int, max_blocks: int, s_butterflies: float, s_wedges: float) -> float:
+    """The model's time of a grid over the uncapped run's (module docstring)."""
+    penalty = max(0.0, C_BUTTERFLY * s_butterflies - C_WEDGE * s_wedges)
+    return A + max_blocks / blocks * (B0 + penalty)
+
+
+class _Shares:
+    """The share of the butterflies and of the wedges held by the tasks that need more than
+    a given arena (sorted once; each query is a binary search)."""
+
+    def __init__(self, needs: np.ndarray, work: Work | None):
+        order = np.argsort(-needs, kind="stable")
+        self.needs = needs[order]
+        wd = needs if work is None else work.wedges
+        bf = needs if work is None else work.butterflies
+        self.wedges = np.concatenate([[0], np.cumsum(np.asarray(wd, np.float64)[order])])
+        self.butterflies = np.concatenate([[0], np.cumsum(np.asarray(bf, np.float64)[order])])
+
+    def above(self, aw: int) -> tuple[int, float, float]:
+        n = int(np.searchsorted(-self.needs, -aw, side="left"))  # needs > aw come first
+        sw = self.wedges[n] / self.wedges[-1] if self.wedges[-1] > 0 else 0.0
+        sb = self.butterflies[n] / self.butterflies[-1] if self.butterflies[-1] > 0 else 0.0
+        return n, float(sb), float(sw)
+
+
+def _candidates(needs: np.ndarray, base: B.Plan, max_blocks: int, budget_bytes: int,
+                maxneed: int) -> list[tuple[int, int]]:
+    """(blocks, warp arena words) of every candidate grid: the largest and 5 % fewer blocks
+    at a time, each with the largest arena that fits (at most the largest need), plus the
+    most blocks whose warps all hold the largest task; a grid whose block cannot hold the
+    largest task is out."""
+    out = {}
+    nb = max_blocks
+    while nb >= 1:
+        aw = min(_max_arena(replace(base, blocks=nb), budget_bytes), maxneed)
+        if aw >= 2 and aw * base.warps >= maxneed:
+            out[nb] = aw
+        nb = min(nb - 1, int(nb * GRID_STEP))
+    warp_only = _most_blocks(base, maxneed, max_blocks, budget_bytes)
+    if warp_only >= 1:
+        out[warp_only] = maxneed
+    return sorted(out.items(), reverse=True)
+
+
+def _best(cands: list, shares: _Shares, base: B.Plan, max_blocks: int, budget_bytes: int,
+          maxneed: int) -> tuple[GridChoice, float]:
+    """The candidate the model rates fastest, and its model time."""
+    if not cands:
+        aw = _block_arena(maxneed, base.warps)
+        raise DoesNotFit(f"one block of {base.warps} warps (the largest task needs {maxneed} "
+                         f"arena words, twice over)",
+                         B.nbytes(replace(base, blocks=1, arena_words=aw)))
+    best = None
+    for nb, aw in cands:
+        n, sb, sw = shares.above(aw)
+        t = model_time(nb, max_blocks, sb, sw)
+        if best is None or t < best[0]:
+            best = (t, nb, aw, n)
+    t, nb, aw, n = best
+    plan = replace(base, blocks=nb, arena_words=aw)
+    if n == 0:
+        reason = (f"device memory: {nb} of {max_blocks} blocks, so that every warp's arena "
+                  f"holds the largest task ({maxneed} words)")
+    else:
+        reason = (f"device memory: {nb} of {max_blocks} blocks; {n} tasks need more than a "
+                  f"warp's {aw} arena words: they run block-wide")
+    return GridChoice(plan, n, reason, budget_bytes, B.nbytes(plan)), t
 
 
 def _warps_win(needs: np.ndarray, warp_only: int, wide: GridChoice) -> bool:

@@ -28,6 +28,15 @@ task's wedge count ``W`` (2-hop paths leaving v towards slots), never by
                  Q                  qcap            (noRS: explicit Q stack)
 
 The build and search parts overlap: the hash is dead once the lists exist.
+
+The *compact* layout (:func:`compile_with` ``compact=True``, a kernel build of its own that
+the engine launches only when memory is short: ``cumbe.engine``) needs less (at most 2
+words more, where the level table's alignment falls the other way): TAG lies in
+the search view under the dead hash (it is first written once the lists exist), and the
+hash has 2 n_b entries, not the next power of two (``fetch`` scales its hash by a
+multiply).  On IMDB-actor-blocks the largest task needs 17 % less.  In the plain build the
+same code cost 2-16 % uncapped (benchmarks/memory-caps/results/2026-11-26-layout-trial), so
+the plain build keeps the layout above.
 """
 
 from __future__ import annotations
@@ -57,6 +66,11 @@ QCAP_FACTOR = 4  # noRS: Q stack words per slot (overflow is an error, never a c
 # Longest neighbour list the maximality check copies; past it the check runs without a
 # buffer (slower, and only when every vertex of L' has a longer list).
 CB_CAP = 8192
+# The kernel keeps a task's field offsets and sizes in 32-bit shared memory: a task may
+# need at most this many arena words (a 2-hop neighbourhood of about 2e8 wedges).
+MAX_NEED = 2**31 - 1
+# the layout the module's own (Python) functions use; compile_with sets it per build
+COMPACT = False
 
 
 def next_pow2(x):
@@ -84,6 +98,11 @@ def task_bound(k, d, w, n_higher, dv, rs):
             m = nb
         return m + 2
     if k == B_CAPH:
+        if COMPACT:
+            c = 2 * nb  # load factor <= 1/2, any size (fetch scales the hash to it)
+            if c < 16:
+                c = 16
+            return c
         return next_pow2(2 * nb)  # load factor <= 1/2: probing stays short
     if k == B_QCAP:
         if rs:
@@ -104,10 +123,17 @@ def _even(x):
 def field_offset(k, d, nb, tb, depth, caph, qcap, cb):
     """Offset (int32 words from the arena start) of field ``k``; ``K_END`` is the need."""
     o_sg = 0
-    o_lst = 5 * nb
-    o_re = _even(o_lst + tb)
-    if k <= K_TAG:
-        return o_sg + k * nb
+    if COMPACT:
+        # TAG lies in the search view (first, at o_re): 4 persistent fields, not 5
+        o_lst = 4 * nb
+        o_re = _even(o_lst + tb)
+        if k <= K_TAG:
+            return o_sg + k * nb + (k // K_TAG) * (o_re - 4 * nb)
+    else:
+        o_lst = 5 * nb
+        o_re = _even(o_lst + tb)
+        if k <= K_TAG:
+            return o_sg + k * nb
     if k == K_LST:
         return o_lst
     # build view
@@ -126,6 +152,8 @@ def field_offset(k, d, nb, tb, depth, caph, qcap, cb):
         return o_st
     # search view
     o_parr = o_re
+    if COMPACT:
+        o_parr = o_re + nb  # after TAG
     o_aux = o_parr + nb
     o_aux2 = o_aux + nb
     o_dl = o_aux2 + nb
@@ -166,10 +194,12 @@ def task_need(d, w, n_higher, dv, rs):
 _FUNCS = ("next_pow2", "task_bound", "_even", "field_offset", "task_need")
 
 
-def compile_with(jit) -> types.SimpleNamespace:
+def compile_with(jit, compact: bool = False) -> types.SimpleNamespace:
     """The layout functions compiled with ``jit`` (they call each other's compiled
-    versions), so host and device place the same arrays at the same offsets."""
+    versions), so host and device place the same arrays at the same offsets; ``compact``:
+    the compact layout (module docstring; a constant, so the other one is compiled out)."""
     scope = dict(globals())
+    scope["COMPACT"] = bool(compact)
     out = {}
     for name in _FUNCS:
         fn = types.FunctionType(globals()[name].__code__, scope, name)
@@ -178,24 +208,36 @@ def compile_with(jit) -> types.SimpleNamespace:
 
 
 host = compile_with(numba.njit(cache=False))
+host_compact = compile_with(numba.njit(cache=False), compact=True)
 _task_need_host = host.task_need
+_task_need_compact = host_compact.task_need
 
 
-def field_table(d, nb, tb, depth, caph, qcap, cb) -> dict:
+def field_table(d, nb, tb, depth, caph, qcap, cb, compact: bool = False) -> dict:
     """Every field's offset, by name (tests and error messages)."""
-    return {n: int(field_offset(i, d, nb, tb, depth, caph, qcap, cb))
-            for i, n in enumerate(FIELD_NAMES)}
+    fo = (host_compact if compact else host).field_offset
+    return {n: int(fo(i, d, nb, tb, depth, caph, qcap, cb)) for i, n in enumerate(FIELD_NAMES)}
 
 
-def needs(deg, wedges, n_higher, dv, rs: bool) -> np.ndarray:
-    """Arena words per task (vectorised over tasks)."""
+def bounds(d, w, n_higher, dv, rs: bool, compact: bool = False) -> tuple:
+    """A task's bounds (n_b, t_b, depth, cap_h, q_cap, cb) in the given layout."""
+    tb_ = (host_compact if compact else host).task_bound
+    return tuple(int(tb_(k, d, w, n_higher, dv, rs)) for k in range(NBOUNDS))
+
+
+def needs(deg, wedges, n_higher, dv, rs: bool, compact: bool = False) -> np.ndarray:
+    """Arena words per task (vectorised over tasks), in the plain or the compact layout."""
     return _needs(np.asarray(deg, np.int64), np.asarray(wedges, np.int64),
-                  np.asarray(n_higher, np.int64), np.asarray(dv, np.int64), bool(rs))
+                  np.asarray(n_higher, np.int64), np.asarray(dv, np.int64), bool(rs),
+                  bool(compact))
 
 
 @numba.njit(cache=False)
-def _needs(deg, wedges, n_higher, dv, rs):
+def _needs(deg, wedges, n_higher, dv, rs, compact):
     out = np.empty(deg.shape[0], np.int64)
     for i in range(deg.shape[0]):
-        out[i] = _task_need_host(deg[i], wedges[i], n_higher[i], dv[i], rs)
+        if compact:
+            out[i] = _task_need_compact(deg[i], wedges[i], n_higher[i], dv[i], rs)
+        else:
+            out[i] = _task_need_host(deg[i], wedges[i], n_higher[i], dv[i], rs)
     return out

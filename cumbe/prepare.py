@@ -166,6 +166,49 @@ def prepare(graph: CSRGraph, side: str = "auto", rs: bool = True) -> Prepared:
                     int(np.count_nonzero(deg > 0) - cand.size), bool(rs))
 
 
+def task_butterflies(prep: Prepared) -> np.ndarray:
+    """Per task: the butterflies (2 x 2 bicliques) through its vertex v whose other
+    candidate is one of its slots, i.e. the sum over the slots u of C(|N(u) ∩ N(v)|, 2).
+    A slot whose list has one element leads to no biclique with two of v's neighbours, so
+    this follows the search under a task where its wedges do not (a hub's task has many
+    wedges and may have few butterflies); :mod:`cumbe.grid` weighs the block-wide tasks'
+    share of it.  O(wedges), on every host core; the grid planner asks for it only when
+    memory is short."""
+    n_u = prep.offU.shape[0] - 1
+    # one counter per candidate and thread, at most 256 MB of them
+    threads = max(1, min(numba.get_num_threads(), (1 << 26) // max(n_u, 1)))
+    return _butterflies(prep.offU, prep.adjU, prep.offV, prep.adjV, prep.tasks, bool(prep.rs),
+                        threads)
+
+
+@keyed
+@numba.njit(cache=True, parallel=True)
+def _butterflies(offU, adjU, offV, adjV, tasks, rs, threads):
+    n = tasks.shape[0]
+    out = np.zeros(n, np.int64)
+    cnt = np.zeros((threads, offU.shape[0] - 1), np.int32)
+    for c in numba.prange(threads):
+        for i in range(c, n, threads):
+            v = tasks[i]
+            for e in range(offU[v], offU[v + 1]):
+                x = adjU[e]
+                for f in range(offV[x], offV[x + 1]):
+                    u = adjV[f]
+                    if u > v or (not rs and u != v):
+                        cnt[c, u] += 1
+            p = 0
+            for e in range(offU[v], offU[v + 1]):
+                x = adjU[e]
+                for f in range(offV[x], offV[x + 1]):
+                    u = adjV[f]
+                    k = cnt[c, u]
+                    if k > 0:
+                        p += k * (k - 1) // 2
+                        cnt[c, u] = 0
+            out[i] = p
+    return out
+
+
 def task_costs(prep: Prepared) -> np.ndarray:
     """The estimated cost of every task (wedges + degree, over its pieces): what
     :func:`prepare` orders them by and what shards are balanced by."""

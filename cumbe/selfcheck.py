@@ -8,8 +8,9 @@ every variant with the run parameters cycled per case: k in {1, 2, 3, 24}, the
 stealing test switch (``eager_steal`` 0..3: stop signal raised after every
 first-level fetch, work published from any level or only from deeper ones),
 candidate side, instrumented or not, and every other case with warp arenas too
-small for the largest task, so that tasks run block-wide, and tasks in pieces (each
-piece runs the task's level-0 nodes and keeps its share of their branches).  ``--dense`` adds
+small for the largest task, so that tasks run block-wide, tasks in pieces (each
+piece runs the task's level-0 nodes and keeps its share of their branches), and the compact
+task layout's build (``compact_layout``) in half of the runs.  ``--dense`` adds
 dense graphs (deep search trees).  Count and fingerprint must equal
 :func:`mbebench.oracle.count_and_fingerprint`.  ``--simulator`` sets
 NUMBA_ENABLE_CUDASIM before numba is imported, so run it as its own process.
@@ -40,6 +41,7 @@ def case_params(case: int, vi: int, variant: str, blocks: int, threads: int) -> 
         instrument=bool((case + vi) % 2),
         idle_fraction=(0.0, 0.0, 0.6)[(case + vi) % 3],
         pieces=(1, 2, 3, 5, 1)[(case + 2 * vi) % 5],
+        compact_layout=bool((case // 3 + vi) % 2),
     )
 
 
@@ -67,7 +69,7 @@ def block_arena(graph, params: dict) -> int:
     prep = prepare(graph, params["side"], rs)
     if prep.tasks.size == 0:
         return 0
-    needs = task_needs(prep, rs)
+    needs = task_needs(prep, rs, bool(params.get("compact_layout")))
     warps = params["threads"] // 32
     aw = -(-int(needs.max()) // warps)
     return aw + (aw & 1)

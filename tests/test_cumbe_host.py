@@ -68,28 +68,38 @@ def test_tasks_come_largest_first():
 # ---------------------------------------------------------------- arena layout
 
 
+@pytest.mark.parametrize("compact", [False, True])
 @pytest.mark.parametrize("rs", [True, False])
 @pytest.mark.parametrize("d,w,nhi,dv", [(1, 0, 5, 1), (3, 10, 2, 4), (50, 400, 1000, 90),
-                                        (7, 3, 0, 20000)])
-def test_layout_fields_do_not_overlap_and_fit_the_need(rs, d, w, nhi, dv):
-    b = [layout.host.task_bound(k, d, w, nhi, dv, rs) for k in range(layout.NBOUNDS)]
+                                        (7, 3, 0, 20000), (343, 2123, 37, 111)])
+def test_layout_fields_do_not_overlap_and_fit_the_need(rs, d, w, nhi, dv, compact):
+    lay = layout.host_compact if compact else layout.host
+    b = [lay.task_bound(k, d, w, nhi, dv, rs) for k in range(layout.NBOUNDS)]
+    assert tuple(b) == layout.bounds(d, w, nhi, dv, rs, compact)
     nb, tb, depth, caph, qcap, cb = b
-    off = layout.field_table(d, nb, tb, depth, caph, qcap, cb)
+    off = layout.field_table(d, nb, tb, depth, caph, qcap, cb, compact)
     sizes = {"SG": nb, "SO": nb, "SL": nb, "KEY": nb, "TAG": nb, "LST": tb, "HK": caph,
              "HC": caph, "PRE": d + 1, "ST": d, "PARR": nb, "AUX": nb, "AUX2": nb, "DL": d,
              "CB": cb, "LV": depth * layout.NF, "Q": qcap}
     need = off["END"]
-    assert need == layout.host.task_need(d, w, nhi, dv, rs)
-    assert need == layout.needs([d], [w], [nhi], [dv], rs)[0]
+    assert need == lay.task_need(d, w, nhi, dv, rs)
+    assert need == layout.needs([d], [w], [nhi], [dv], rs, compact)[0]
     assert cb == 2 * min(dv, layout.CB_CAP) + 2
     assert need % 2 == 0 and off["LV"] % 2 == 0  # 64-bit level sums stay aligned
-    persistent = ["SG", "SO", "SL", "KEY", "TAG", "LST"]
-    for view in (["HK", "HC", "PRE", "ST"], ["PARR", "AUX", "AUX2", "DL", "CB", "LV", "Q"]):
+    # the compact layout's TAG is first written once the lists exist: it lies in the search
+    # view, over the build's dead hash
+    persistent = ["SG", "SO", "SL", "KEY", "LST"] + ([] if compact else ["TAG"])
+    search = ["PARR", "AUX", "AUX2", "DL", "CB", "LV", "Q"] + (["TAG"] if compact else [])
+    for view in (["HK", "HC", "PRE", "ST"], search):
         spans = sorted((off[n], off[n] + sizes[n]) for n in persistent + view if sizes[n])
         for (a0, a1), (b0, b1) in zip(spans, spans[1:]):
             assert a1 <= b0
         assert spans[-1][1] <= need
-    assert caph >= 2 * nb and caph & (caph - 1) == 0
+    if compact:
+        assert caph >= max(2 * nb, 16)
+        assert need <= layout.host.task_need(d, w, nhi, dv, rs) + 2  # the alignment's 2
+    else:
+        assert caph >= 2 * nb and caph & (caph - 1) == 0
     assert depth >= min(d, nb) + 2
 
 
@@ -188,6 +198,87 @@ def test_grid_shrinks_when_a_block_cannot_hold_the_largest_task():
     assert c.block_tasks == 1 and c.plan.blocks > 4
 
 
+def _work(wedges, butterflies):
+    return GR.Work(np.asarray(wedges, np.int64), np.asarray(butterflies, np.int64))
+
+
+def test_choose_layout_weighs_the_search_under_the_block_wide_tasks():
+    # ten big tasks, a fifth of the wedges.  When they hold as small a share of the
+    # butterflies (hubs: wedges, little search) the rule's plan stands: 100 blocks with them
+    # block-wide.  When they hold nearly all the butterflies (dense blocks: deep search, slow
+    # block-wide) the model takes a grid whose warps hold them
+    needs = np.array([10_000] * 10 + [1_000] * 400)
+    budget = B.nbytes(replace(BASE, blocks=100, arena_words=3_000))
+    rule = GR.choose(needs, BASE, 100, budget)
+    assert rule.plan.blocks == 100 and rule.block_tasks == 10
+    hubs, comp = GR.choose_layout(needs, lambda: needs, BASE, 100, budget,
+                                  _work(needs, [1] * 410))
+    assert hubs == rule and not comp
+    dense, comp = GR.choose_layout(needs, lambda: needs, BASE, 100, budget,
+                                   _work(needs, [10**6] * 10 + [1] * 400))
+    assert dense.block_tasks == 0 and dense.plan.arena_words == 10_000 and not comp
+    assert dense.plan.blocks == GR._most_blocks(BASE, 10_000, 100, budget) < 100
+    assert dense.bytes <= budget and "every warp" in dense.reason
+    # the work and the compact needs are asked for only when memory is short
+    roomy, comp = GR.choose_layout(needs, lambda: pytest.fail("compact asked for"), BASE, 100,
+                                   10**9, lambda: pytest.fail("work asked for"))
+    assert roomy.reason == "" and roomy.plan.blocks == 100 and not comp
+
+
+def test_choose_layout_never_runs_a_critical_task_block_wide():
+    # one task with most of the wedges and of the butterflies: block-wide, the whole phase
+    # would wait for it, so only the grids that keep it on a warp are rated
+    needs = np.array([10_000] + [1_000] * 400)
+    budget = B.nbytes(replace(BASE, blocks=100, arena_words=3_000))
+    work = _work([10**7] + [10] * 400, [10**6] + [1] * 400)
+    c, _ = GR.choose_layout(needs, lambda: needs, BASE, 100, budget, work)
+    assert c.block_tasks == 0 and c.plan.arena_words == 10_000
+
+
+def test_grid_model_time():
+    # fewer blocks cost time; so does a larger share of butterflies block-wide, and of
+    # wedges with as many butterflies less (the penalty never goes below none)
+    assert GR.model_time(100, 100, 0, 0) < GR.model_time(50, 100, 0, 0)
+    assert GR.model_time(100, 100, 0.1, 0.1) < GR.model_time(100, 100, 0.3, 0.1)
+    assert GR.model_time(100, 100, 0.0, 0.9) == GR.model_time(100, 100, 0, 0)
+    assert GR.model_time(100, 100, 0, 0) == pytest.approx(GR.A + GR.B0)
+
+
+def test_grid_candidates_fit_and_hold_the_largest_task():
+    needs = np.array([40_000, 9_000, 3_000] + [500] * 300)
+    budget = B.nbytes(replace(BASE, blocks=60, arena_words=9_000))
+    cands = GR._candidates(needs, BASE, 100, budget, 40_000)
+    assert cands[0][0] <= 100 and len(cands) > 5
+    for nb, aw in cands:
+        assert B.nbytes(replace(BASE, blocks=nb, arena_words=aw)) <= budget
+        assert aw * BASE.warps >= 40_000 and aw <= 40_000 and aw % 2 == 0
+    assert (GR._most_blocks(BASE, 40_000, 100, budget), 40_000) in cands
+
+
+def test_choose_layout_takes_the_compact_layout_where_it_pays():
+    needs = np.array([10_000] * 10 + [1_000] * 400)
+    compact = needs * 8 // 10
+    dense = _work(needs, [10**6] * 10 + [1] * 400)
+    # memory for one block of the compact layout's largest task, not the plain one's
+    budget = GR.smallest_bytes(compact, BASE)
+    with pytest.raises(GR.DoesNotFit):
+        GR.choose(needs, BASE, 100, budget)
+    c, comp = GR.choose_layout(needs, lambda: compact, BASE, 100, budget, dense)
+    assert comp and c.plan.blocks == 1 and c.plan.arena_words * BASE.warps >= 8_000
+    with pytest.raises(GR.DoesNotFit) as e:
+        GR.choose_layout(needs, lambda: compact, BASE, 100, budget - 8, dense)
+    assert e.value.need == GR.smallest_bytes(compact, BASE)  # the smaller need is named
+    # deep block-wide tasks: the compact layout's warps hold them on more blocks
+    budget = B.nbytes(replace(BASE, blocks=40, arena_words=10_000))
+    c, comp = GR.choose_layout(needs, lambda: compact, BASE, 100, budget, dense)
+    assert comp and c.block_tasks == 0 and c.plan.arena_words == 8_000
+    assert c.plan.blocks > GR._most_blocks(BASE, 10_000, 100, budget)
+    # hubs: the rule's plan, in the plain layout (the compact build is the slower one)
+    c, comp = GR.choose_layout(needs, lambda: compact, BASE, 100, budget,
+                               _work(needs, [1] * 410))
+    assert not comp and c == GR.choose(needs, BASE, 100, budget)
+
+
 def test_grid_refuses_when_one_block_cannot_fit():
     with pytest.raises(GR.DoesNotFit) as ei:
         GR.choose(np.array([10**9]), BASE, 100, 10**6)
@@ -237,3 +328,32 @@ def test_debug_builds_skip_the_disk_cache():
                                                      "sim": False}
     assert _probe_build({"CUMBE_NOINLINE": "1"})["cache"] == "NullCache"
     assert _probe_build({"CUMBE_LINEINFO": "0"}) == plain
+
+
+def test_a_task_past_the_32_bit_offsets_is_refused_with_one_line(monkeypatch):
+    """The kernel keeps a task's offsets in 32-bit shared memory: a task past
+    layout.MAX_NEED words would be laid out wrong, so run and smallest_memory_gib refuse
+    the graph, naming it, the vertex and what to try (no real graph that large fits a test:
+    the need of one task is raised instead)."""
+    from cumbe import engine
+    from cumbe import launch as L
+
+    g = replace(from_edges([0, 0, 1, 1, 2, 2], [0, 1, 1, 2, 0, 2], 3, 3), path="big.csr")
+    real = engine.task_needs
+
+    def one_huge(prep, rs, compact=False):
+        needs = real(prep, rs, compact).copy()
+        needs[0] = layout.MAX_NEED + 1
+        return needs
+
+    prep = engine.prepare_for(g)
+    engine._check_task_words(real(prep, True), prep, "big.csr", "cuMBE")  # real needs pass
+    # the check comes before the kernel is built: no device and no simulator needed
+    monkeypatch.setattr(engine, "_sim_enabled", lambda: True)
+    monkeypatch.setattr(engine, "task_needs", one_huge)
+    for call in (lambda: engine.run(g, threads=32), lambda: engine.smallest_memory_gib(g)):
+        with pytest.raises(L.LaunchError) as e:
+            call()
+        msg = str(e.value)
+        assert "\n" not in msg and msg.startswith("big.csr: the task of ")
+        assert f"{layout.MAX_NEED + 1} arena words" in msg and "try: a CPU engine" in msg

@@ -54,6 +54,11 @@ for gi, (l, r) in enumerate(graphs):
             ("pieces-block-wide-steal", dict(
                 prepared=split(E.prepare_for(g, variant, "left"), 1.0, 2), eager_steal=1,
                 warp_arena_words=block_arena(g, base))),
+            # the compact task layout (its own build): warps and blocks, stealing
+            ("compact-warp-steal", dict(compact_layout=True, eager_steal=1)),
+            ("compact-block-wide-steal", dict(
+                compact_layout=True, eager_steal=1,
+                warp_arena_words=block_arena(g, {**base, "compact_layout": True}))),
         ):
             res = E.run(g, **base, **extra)
             out.append(dict(graph=gi, variant=variant, path=name, want=[want[0], want[1]],
@@ -61,7 +66,7 @@ for gi, (l, r) in enumerate(graphs):
                             tasks_run=res.stats["tasks_run"], n_tasks=res.stats["n_tasks"],
                             block_tasks_run=res.stats["block_tasks_run"],
                             blocks=res.stats["blocks"], progress=res.stats["progress_end"],
-                            task_pieces=res.stats["task_pieces"]))
+                            task_pieces=res.stats["task_pieces"], layout=res.stats["layout"]))
     # below the smallest memory: a clear refusal naming the graph and what to try
     try:
         E.run(g, variant="cuMBE", threads=64, side="left", k=3,
@@ -110,6 +115,19 @@ def test_tasks_in_pieces_sum_to_the_oracle(runs, path):
     if "steal" in path:  # pieces of pieces were stolen
         assert any(r["tasks_run"] > r["n_tasks"] for r in _paths(runs, path)
                    if r["variant"] == "cuMBE")
+
+
+@pytest.mark.cudasim
+@pytest.mark.parametrize("path", ["compact-warp-steal", "compact-block-wide-steal"])
+def test_the_compact_layout_matches_the_oracle(runs, path):
+    for r in _paths(runs, path):
+        assert r["got"] == r["want"] and r["layout"] == "compact", r
+    assert any(r["tasks_run"] > r["n_tasks"] for r in _paths(runs, path))  # pieces stolen
+    if "block-wide" in path:
+        assert all(r["block_tasks"] >= 1 for r in _paths(runs, path))
+        assert any(r["block_tasks_run"] > r["block_tasks"] for r in _paths(runs, path))
+    for name in ("warp-steal", "block-wide-steal", "smallest"):  # the plain layout, uncapped
+        assert all(r["layout"] == "plain" for r in _paths(runs, name))
 
 
 @pytest.mark.cudasim

@@ -33,7 +33,7 @@ def compile_one(spec: str) -> dict:
     variant, *flags = name.split("-")
     rs, es, ws = VARIANTS[variant]
     kern = K.build(rs=rs, es=es, ws=ws, instr="instr" in flags, threads=int(threads),
-                   pieces="pieces" in flags)
+                   pieces="pieces" in flags, compact="compact" in flags)
     sig = tuple(kern.typeof_pyval(x) for x in B.typing_dummies(cuda))
     t = time.perf_counter()
     ov = kern.compile(sig)
@@ -52,7 +52,7 @@ def compile_one(spec: str) -> dict:
 
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("builds", nargs="+", help="variant[-instr][-pieces]:threads")
+    ap.add_argument("builds", nargs="+", help="variant[-instr][-pieces][-compact]:threads")
     ap.add_argument("--jobs", type=int, default=8)
     ap.add_argument("--one", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args()

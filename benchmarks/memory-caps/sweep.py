@@ -17,7 +17,8 @@ unusable, so the parent records the run the worker died in as ``crash``
 the engine of another checkout (a ``git archive`` of an older commit) for before/after.
 
 Writes ``DIR/runs.jsonl`` (one line per run: graph, cap, status, count, fingerprint, kernel
-seconds (best of the repeats), blocks, block-wide tasks, arena words, grid reason, bytes) and
+seconds (best of the repeats), blocks, block-wide tasks, arena words, grid reason, bytes,
+task layout, host set-up seconds) and
 ``DIR/summary.md`` (per graph: time at each cap over uncapped, identical or not), and prints
 the summary last.
 """
@@ -103,7 +104,8 @@ def worker(jobs_file: str, start: int, out_file: str, root: str) -> int:
                            block_tasks=st.get("block_tasks"),
                            arena_words=st.get("arena_words_per_warp"),
                            grid_reason=st.get("grid_reason"), bytes=st.get("memory_bytes"),
-                           max_task_words=st.get("max_task_words"))
+                           max_task_words=st.get("max_task_words"), layout=st.get("layout"),
+                           setup_s=st.get("setup_s"))
             except MemoryError as e:  # DeviceMemoryError: a clear refusal, not a crash
                 rec.update(status="does-not-fit", message=str(e))
             except Exception as e:  # noqa: BLE001  anything else is a finding

@@ -79,23 +79,25 @@ def _run_stage(cfg: Build, grp: Group, progress):
     return stages.make_run_stage(cfg, grp, fe, st, se, progress)
 
 
-def build(rs=True, es=True, ws=True, instr=False, threads=128, cache=True, pieces=False):
+def build(rs=True, es=True, ws=True, instr=False, threads=128, cache=True, pieces=False,
+          compact=False):
     """The kernel for one variant and block size (memoised); ``pieces``: it runs tasks in
-    pieces (:func:`cumbe.prepare.split`, RS only; without it every task runs whole)."""
+    pieces (:func:`cumbe.prepare.split`, RS only; without it every task runs whole);
+    ``compact``: the compact task layout (:mod:`cumbe.layout`)."""
     switches = tuple(_os_env(n) for n in BUILD_ENV)
     # ``cache`` is part of the key: a build without the disk cache must not be served to a
     # caller that asked for one (or the other way round)
     key = (bool(rs), bool(es), bool(ws), bool(instr), int(threads), switches, bool(cache),
-           bool(pieces) and bool(rs))
+           bool(pieces) and bool(rs), bool(compact))
     if key in _CACHE:
         return _CACHE[key]
-    RS, ES, WS, INSTR, THREADS, _, _, PIECES = key
+    RS, ES, WS, INSTR, THREADS, _, _, PIECES, COMPACT = key
     if THREADS % WARP or not WARP <= THREADS <= MAX_THREADS:
         raise ValueError(f"threads must be a multiple of {WARP} in {WARP}..{MAX_THREADS}")
     # (CUMBE_NOINLINE=1: debugging only, so that compute-sanitizer names device functions)
     inline = not SIM and not _os_env("CUMBE_NOINLINE")
     dev = cuda.jit(device=True, **({"forceinline": True} if inline else {}))
-    cfg = Build(RS, ES, WS, INSTR, THREADS, dev, PIECES)
+    cfg = Build(RS, ES, WS, INSTR, THREADS, dev, PIECES, COMPACT)
     progress = stages.make_progress(cfg)
     kernel = stages.make_kernel(cfg, _run_stage(cfg, Group(WARP, wsync), progress),
                                 _run_stage(cfg, Group(THREADS, block_sync), progress), progress)

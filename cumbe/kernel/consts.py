@@ -96,6 +96,9 @@ class Build(NamedTuple):
     # plain kernel's search loop carries none of it (in the same build it was 4-16 % slower
     # on every graph, H100, 2026-11-26)
     pieces: bool = False
+    # the compact task layout (cumbe.layout), launched only when memory is short: a build
+    # of its own, so that the plain kernel's code stays as it is
+    compact: bool = False
 
 
 class Group(NamedTuple):

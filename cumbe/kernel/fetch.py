@@ -22,14 +22,15 @@ from cumbe.layout import F_NX, F_PC, F_QE, F_QS, F_SUM, F_X, K_DL, K_HC, K_HK, K
 from cumbe.layout import K_PARR, K_PRE, K_Q, K_ST, NFIELDS
 
 _ly = _lay.compile_with(cuda.jit(device=True))
-field_offset = _ly.field_offset
-task_bound = _ly.task_bound
+_lyc = _lay.compile_with(cuda.jit(device=True), compact=True)
 
 
 def make_fetch(cfg, grp, lists):
     """Subtree fetching for the switches ``cfg`` and the worker kind ``grp``."""
-    dev, RS, G, gsync = cfg.dev, cfg.rs, grp.size, grp.sync
+    dev, RS, G, gsync, COMPACT = cfg.dev, cfg.rs, grp.size, grp.sync, cfg.compact
     elem_u, elem_v, slot_fields = lists.elem_u, lists.elem_v, lists.slot_fields
+    ly = _lyc if COMPACT else _ly
+    field_offset, task_bound = ly.field_offset, ly.task_bound
 
     @dev
     def lower_bound(adj, lo, hi, key):
@@ -41,9 +42,22 @@ def make_fetch(cfg, grp, lists):
                 hi = mid
         return lo
 
+    # ``mask``: the plain layout's power-of-two capacity - 1; the compact layout's
+    # capacity itself (the hash is scaled to it by a multiply, and probes wrap at it)
     @dev
     def hslot(u, mask):
+        if COMPACT:
+            return I64((((U64(u) * U64(0x9E3779B97F4A7C15)) >> U64(32)) * U64(mask)) >> U64(32))
         return I64((U64(u) * U64(0x9E3779B97F4A7C15)) >> U64(33)) & mask
+
+    @dev
+    def hnext(h, mask):
+        if COMPACT:
+            h += 1
+            if h == mask:
+                h = 0
+            return h
+        return (h + 1) & mask
 
     @dev
     def hash_insert(A, R, oHK, oHC, u, mask):
@@ -54,14 +68,14 @@ def make_fetch(cfg, grp, lists):
             if old == -1 or old == u:
                 cuda.atomic.add(A, R + oHC + h, 1)
                 return
-            h = (h + 1) & mask
+            h = hnext(h, mask)
 
     @dev
     def hash_find(A, R, oHK, oHC, u, mask):
         """u's count slot, as pass 2 left it (u is in the hash)."""
         h = hslot(u, mask)
         while A[R + oHK + h] != u:
-            h = (h + 1) & mask
+            h = hnext(h, mask)
         return A[R + oHC + h]
 
     @dev
@@ -91,8 +105,13 @@ def make_fetch(cfg, grp, lists):
         if gl == 0:
             (sh[g, S_D], sh[g, S_NB], sh[g, S_TB], sh[g, S_DEPTH], sh[g, S_CAPH], sh[g, S_QCAP],
              sh[g, S_CBW]) = d, nb, tb, depth, caph, qcap, cb
-            for f in range(NFIELDS):
-                sh[g, S_OFF + f] = field_offset(f, d, nb, tb, depth, caph, qcap, cb)
+            if not COMPACT:
+                for f in range(NFIELDS):
+                    sh[g, S_OFF + f] = field_offset(f, d, nb, tb, depth, caph, qcap, cb)
+        if COMPACT and gl < NFIELDS:
+            # one field per lane (a group has at least NFIELDS lanes): lane 0's unrolled
+            # loop of the compact layout's offsets made a larger, slower kernel
+            sh[g, S_OFF + gl] = field_offset(gl, d, nb, tb, depth, caph, qcap, cb)
 
     @dev
     def fetch_task(A, A64, prm, offU, adjU, offV, adjV, orig, sh, sh64, shu, g, gl, v,
@@ -166,7 +185,7 @@ def make_fetch(cfg, grp, lists):
                 acc += c
             A[R + oPRE + d] = acc
         gsync()
-        mask = I64(caph - 1)
+        mask = I64(caph) if COMPACT else I64(caph - 1)
         # pass 1: count |N(u) ∩ N(v)| per 2-hop vertex (hash insert)
         j = I32(0)
         for t in range(gl, W, G):
