@@ -160,21 +160,21 @@ def choose_layout(needs: np.ndarray, compact_needs, base: B.Plan, max_blocks: in
     plan = replace(base, blocks=max_blocks, arena_words=maxneed)
     if B.nbytes(plan) <= budget_bytes:
         return GridChoice(plan, 0, "", budget_bytes, B.nbytes(plan)), False
-    w = work() if callable(work) else work
-    cneeds = compact_needs()
     try:
         before = choose(needs, base, max_blocks, budget_bytes)
     except DoesNotFit as plain:  # the compact layout (nearly always) needs less
         try:
-            return choose(cneeds, base, max_blocks, budget_bytes), True
+            return choose(compact_needs(), base, max_blocks, budget_bytes), True
         except DoesNotFit as comp:
             raise (comp if comp.need <= plain.need else plain) from None
     try:
         wide = _block_wide(needs, base, max_blocks, budget_bytes, maxneed)
     except DoesNotFit:
         return before, False
+    w = work() if callable(work) else work
     if not _search_heavy(needs, wide.plan.arena_words, w):
         return before, False
+    cneeds = compact_needs()
     best = None
     for compact, nd in ((False, needs), (True, cneeds)):
         mx = _largest_need(nd)

@@ -1,5 +1,6 @@
 """Every memory path of cuMBE runs in CI: block-wide tasks, block-wide tasks stealing from
-each other, warp tasks stealing, and the smallest memory a graph fits in, each against the
+each other, warp tasks stealing, the smallest memory a graph fits in, and the compact task
+layout's build (warps and blocks, stealing), each against the
 oracle (the CUDA simulator, one block of two warps; child processes, as in
 test_cumbe_sim.py).  Each check asserts that its path really ran (block-wide tasks, more
 tasks run than started = stolen pieces), so a broken path fails the count, and a path that

@@ -8,7 +8,7 @@ done
 for p in IMDB-actor-blocks DBLP-author BookCrossing-blocks stackoverflow-blocks YouTube-blocks; do
   (cd .devrun/trees/H && PYTHONPATH=/tmp/site:$PWD timeout 200 python3 benchmarks/standins.py --preset $p --seed 1 --scale 1.0 --out /tmp/g > /dev/null 2>> $R/gen.err) &
 done
-wait; el warm+gen; ls /tmp/g; tail -2 $R/warm-*.txt | cut -c1-200
+wait; el warm+gen; ls /tmp/g; tail -n 2 $R/warm-*.txt | cut -c1-200
 GS=$PWD/.devrun/gsweep.py
 run() { # graph caps R
   for t in H LC; do
