@@ -225,8 +225,9 @@ def run(
                 f"--device-memory-gib) with at least {GR.cap_for(e.need) / 2**30:.2f} GiB free, "
                 f"or a CPU engine (parmbe)") from None
     plan = choice.plan
-    context = (f"variant {variant}{', compact layout' if compact else ''}, {plan.blocks} blocks x {warps} warps, {plan.arena_words} "
-               f"arena words a warp, {int(np.count_nonzero(needs > plan.arena_words))} block-wide "
+    n_wide = int(np.count_nonzero(needs > plan.arena_words))
+    context = (f"variant {variant}{', compact layout' if compact else ''}, {plan.blocks} blocks "
+               f"x {warps} warps, {plan.arena_words} arena words a warp, {n_wide} block-wide "
                f"tasks, memory cap {'none' if cap is None else f'{_gib(cap)} GiB'}")
     L.check_memory(choice.bytes, free if cap is None else min(free, cap), total, label,
                    context)
