@@ -8,6 +8,7 @@ the result.  See docs/gpu.md.
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import time
@@ -193,20 +194,17 @@ def run(
         choice = GR.GridChoice(plan, int(np.count_nonzero(needs > aw)), "warp_arena_words",
                                budget, B.nbytes(plan))
     else:
-        memo: dict = {}
-
-        def work():  # the grid model's weights, computed only when memory is short
-            if "w" not in memo:
-                memo["w"] = GR.Work(prep.task_wedges + prep.task_deg, task_butterflies(prep))
-            return memo["w"]
-
+        # computed only when memory is short, and once
+        compact_needs = functools.cache(lambda: task_needs(prep, rs, True))
+        work = functools.cache(
+            lambda: GR.Work(prep.task_wedges + prep.task_deg, task_butterflies(prep)))
         try:
             if compact_layout is None:
-                choice, compact = GR.choose_layout(
-                    needs, lambda: task_needs(prep, rs, True), base, nb_max, budget, work)
+                choice, compact = GR.choose_layout(needs, compact_needs, base, nb_max, budget,
+                                                   work)
                 if compact:
                     choice = replace(choice, reason=f"{choice.reason} (compact task layout)")
-                    needs = task_needs(prep, rs, True)
+                    needs = compact_needs()
                     kern, mb = compiled(True)
                     if mb < max_blocks:  # the other build fits fewer blocks: plan again
                         max_blocks = mb

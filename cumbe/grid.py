@@ -172,40 +172,25 @@ def choose_layout(needs: np.ndarray, compact_needs, base: B.Plan, max_blocks: in
     except DoesNotFit:
         return before, False
     w = work() if callable(work) else work
-    if not _search_heavy(needs, wide.plan.arena_words, w):
+    if w is None:
         return before, False
-    cneeds = compact_needs()
+    plain_shares = _Shares(needs, w)
+    n, sb, sw = plain_shares.above(wide.plan.arena_words)
+    if n == 0 or sb < sw:  # the block-wide tasks search no deeper than their wedges say
+        return before, False
     best = None
-    for compact, nd in ((False, needs), (True, cneeds)):
+    for compact, nd in ((False, needs), (True, compact_needs())):
+        shares = plain_shares if not compact else _Shares(nd, w)
         mx = _largest_need(nd)
         cands = [(nb, aw) for nb, aw in _candidates(nd, base, max_blocks, budget_bytes, mx)
-                 if not _critical(nd, aw, w, max_blocks * base.warps)]
+                 if not shares.critical(aw, max_blocks * base.warps)]
         if not cands:
             continue
-        choice, t = _best(cands, _Shares(nd, w), base, max_blocks, budget_bytes, mx)
+        choice, t = _best(cands, shares, base, max_blocks, budget_bytes, mx)
         t *= COMPACT_COST if compact else 1.0
         if best is None or t < best[1]:
             best = (choice, t, compact)
     return (before, False) if best is None else (best[0], best[2])
-
-
-def _search_heavy(needs: np.ndarray, aw: int, work: Work | None) -> bool:
-    """Do the tasks above a warp arena of ``aw`` words hold a larger share of the
-    butterflies than of the wedges (deep search: the rule before underrates them)?"""
-    if work is None:
-        return False
-    n, sb, sw = _Shares(needs, work).above(aw)
-    return n > 0 and sb >= sw
-
-
-def _critical(needs: np.ndarray, aw: int, work: Work, workers: int) -> bool:
-    """Would a task with more than CRITICAL_SHARE warps' fair share of the wedges run
-    block-wide (the whole block-wide phase waits for it)?"""
-    big = needs > aw
-    if not big.any():
-        return False
-    total = float(work.wedges.sum())
-    return float(work.wedges[big].max()) * workers > CRITICAL_SHARE * total
 
 
 def model_time(blocks: int, max_blocks: int, s_butterflies: float, s_wedges: float) -> float:
@@ -215,22 +200,33 @@ def model_time(blocks: int, max_blocks: int, s_butterflies: float, s_wedges: flo
 
 
 class _Shares:
-    """The share of the butterflies and of the wedges held by the tasks that need more than
-    a given arena (sorted once; each query is a binary search)."""
+    """What the tasks that need more than a given arena hold: their count, their shares of
+    the butterflies and of the wedges, their largest task's wedges (sorted by need once;
+    each query is a binary search)."""
 
-    def __init__(self, needs: np.ndarray, work: Work | None):
+    def __init__(self, needs: np.ndarray, work: Work):
         order = np.argsort(-needs, kind="stable")
         self.needs = needs[order]
-        wd = needs if work is None else work.wedges
-        bf = needs if work is None else work.butterflies
-        self.wedges = np.concatenate([[0], np.cumsum(np.asarray(wd, np.float64)[order])])
-        self.butterflies = np.concatenate([[0], np.cumsum(np.asarray(bf, np.float64)[order])])
+        wd = np.asarray(work.wedges, np.float64)[order]
+        self.wedges = np.concatenate([[0], np.cumsum(wd)])
+        self.top_wedges = np.maximum.accumulate(wd) if wd.size else wd
+        self.butterflies = np.concatenate(
+            [[0], np.cumsum(np.asarray(work.butterflies, np.float64)[order])])
+
+    def _count(self, aw: int) -> int:
+        return int(np.searchsorted(-self.needs, -aw, side="left"))  # needs > aw come first
 
     def above(self, aw: int) -> tuple[int, float, float]:
-        n = int(np.searchsorted(-self.needs, -aw, side="left"))  # needs > aw come first
+        n = self._count(aw)
         sw = self.wedges[n] / self.wedges[-1] if self.wedges[-1] > 0 else 0.0
         sb = self.butterflies[n] / self.butterflies[-1] if self.butterflies[-1] > 0 else 0.0
         return n, float(sb), float(sw)
+
+    def critical(self, aw: int, workers: int) -> bool:
+        """Would a task with more than CRITICAL_SHARE warps' fair share of the wedges run
+        block-wide (the whole block-wide phase waits for it)?"""
+        n = self._count(aw)
+        return n > 0 and self.top_wedges[n - 1] * workers > CRITICAL_SHARE * self.wedges[-1]
 
 
 def _candidates(needs: np.ndarray, base: B.Plan, max_blocks: int, budget_bytes: int,
@@ -254,12 +250,7 @@ def _candidates(needs: np.ndarray, base: B.Plan, max_blocks: int, budget_bytes: 
 
 def _best(cands: list, shares: _Shares, base: B.Plan, max_blocks: int, budget_bytes: int,
           maxneed: int) -> tuple[GridChoice, float]:
-    """The candidate the model rates fastest, and its model time."""
-    if not cands:
-        aw = _block_arena(maxneed, base.warps)
-        raise DoesNotFit(f"one block of {base.warps} warps (the largest task needs {maxneed} "
-                         f"arena words, twice over)",
-                         B.nbytes(replace(base, blocks=1, arena_words=aw)))
+    """The candidate (at least one) the model rates fastest, and its model time."""
     best = None
     for nb, aw in cands:
         n, sb, sw = shares.above(aw)

@@ -226,13 +226,16 @@ def test_choose_layout_weighs_the_search_under_the_block_wide_tasks():
 
 
 def test_choose_layout_never_runs_a_critical_task_block_wide():
-    # one task with most of the wedges and of the butterflies: block-wide, the whole phase
-    # would wait for it, so only the grids that keep it on a warp are rated
-    needs = np.array([10_000] + [1_000] * 400)
-    budget = B.nbytes(replace(BASE, blocks=100, arena_words=3_000))
-    work = _work([10**7] + [10] * 400, [10**6] + [1] * 400)
+    # a hub's task with nearly all the wedges and no butterflies, and nine dense tasks with
+    # the butterflies: block-wide, the dense ones are dear and the hub costs the model
+    # nothing, so the model alone would run the hub block-wide on about 60 blocks; but the
+    # whole block-wide phase would wait for it, so only the grids that keep it on a warp
+    # are rated
+    needs = np.array([20_000] + [10_000] * 9 + [1_000] * 400)
+    budget = B.nbytes(replace(BASE, blocks=100, arena_words=6_000))
+    work = _work([10**7] + [100] * 9 + [10] * 400, [0] + [10**6] * 9 + [1] * 400)
     c, _ = GR.choose_layout(needs, lambda: needs, BASE, 100, budget, work)
-    assert c.block_tasks == 0 and c.plan.arena_words == 10_000
+    assert c.block_tasks == 0 and c.plan.arena_words == 20_000
 
 
 def test_grid_model_time():

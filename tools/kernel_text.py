@@ -5,8 +5,9 @@
 Per build (variant[-instr][-pieces][-compact], 128 threads, sm_90): the kernel compiled to PTX
 here (numba's CUDA target with the current device faked as compute capability 9.0, the CUDA
 toolkit's libnvvm under ``CUDA_HOME``, default /usr/local/cuda-13.0, and ``nvidia-cuda-nvrtc``),
-assembled with ``ptxas``, and a hash of the bytes of the cubin's ``.text`` sections (not their names: numba's
-mangled names carry a hash of the closure, which a rename changes without changing the code).
+assembled with ``ptxas``, and a hash of the bytes of the cubin's ``.text`` sections (not their
+names: numba's mangled names carry a hash of the closure, which a rename changes without
+changing the code).
 Equal fingerprints in two trees (run it in each) mean the same machine code, so the same speed: a
 refactor of the kernel needs no device timing then.  About 20-30 s a build on one core.
 """
