@@ -82,7 +82,7 @@ def test_sharded_rows_show_like_any_other_with_their_shard_count(tmp_path):
     assert md_row(md, "A")[head.index("shards")] == "–"
     assert "the slowest shard's" in md
     sp = (tmp_path / "speedup.md").read_text()
-    assert "the makespan on N machines): B (4 shards)." in sp  # A is not sharded
+    assert "(their makespan on N machines), not one machine's: B (4 shards)." in sp  # not A
 
 
 def test_machine_paths_are_cut_in_the_markdown_but_kept_in_the_csv(tmp_path):

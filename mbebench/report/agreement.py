@@ -53,6 +53,32 @@ def count_fp(g: Groups) -> tuple[Any, Any]:
     return " / ".join(map(str, counts)), " / ".join(fps)
 
 
+COUNT = "count"
+FINGERPRINT = "fingerprint"
+# what a disagreement is about, as the tables say it
+DISAGREE_TEXT = {COUNT: "the number of maximal bicliques",
+                 FINGERPRINT: "which maximal bicliques they found (the same number, "
+                              "another fingerprint)"}
+
+
+def disagreement(g: Groups) -> str | None:
+    """What the ok runs disagree on: :data:`COUNT` (the numbers differ), :data:`FINGERPRINT`
+    (one number, fingerprints that differ), or None (they agree, or no ok run)."""
+    if agrees(g) is not False:
+        return None
+    return COUNT if len({c for c, _ in g}) > 1 else FINGERPRINT
+
+
+def disagreement_sentence(kinds: Mapping[str, str]) -> str:
+    """"the engines disagree on <what> of <datasets>", one clause per kind (dataset -> kind)."""
+    parts = []
+    for kind in (COUNT, FINGERPRINT):
+        names = [ds for ds, k in kinds.items() if k == kind]
+        if names:
+            parts.append(f"on {DISAGREE_TEXT[kind]} of {', '.join(names)}")
+    return "the engines disagree " + " and ".join(parts)
+
+
 def describe(g: Groups) -> str:
     return "; ".join(f"{', '.join(ids)} -> {c} ({fp or 'no fingerprint'})"
                      for (c, fp), ids in g.items())

@@ -5,7 +5,8 @@ The instrumented kernel times each phase per warp with clock64; ``stats.phases_s
 sums them over the run's warps.  Summed over 4,224 warps, Marvel's 0.04 s kernel is
 170 warp-seconds, a number no reader can set beside Table I, so the figure states
 per-warp seconds (the sum divided by the number of warps, which is the kernel's own
-time when every warp is busy to the end) and the timed run's seconds (Table I's).
+time when every warp is busy to the end) under Table I's seconds (the timed run's),
+each labelled, so that the two are not taken for one another.
 Bars are normalised per dataset to cuMBE's total, so datasets whose times span
 decades share one axis.
 """
@@ -90,18 +91,27 @@ def _collect(rows, order, variants, result):
     return data, first, used
 
 
+def table_one_text(timed: Mapping | None) -> str:
+    """Table I's time of the dataset, as Table I shows it (its cell's text otherwise),
+    marked when it is a sharded or multi-GPU time."""
+    if sel.simulated(timed):
+        return "no GPU time (simulator)"
+    t = sel.median_s(timed)
+    if t is None:
+        return sel.NOT_RUN if timed is None else sel.status_text(timed).split(":")[0]
+    return sel.marked(f"{fmt.seconds(t)} s", sel.time_marks(timed))
+
+
 def group_label(ds: str, instr: Mapping, timed: Mapping | None) -> str:
-    """The dataset, cuMBE's instrumented time per warp, and Table I's timed seconds."""
+    """The dataset, Table I's time (the timed run's), then the instrumented build's time
+    per warp, which is not Table I's (the instrumented kernel's clocks cost time)."""
     total = sum(phases(instr)[0].values())
     n = n_workers(instr)
     sim = " simulated" if instr.get("simulated") else ""
     name = (instr.get("stats") or {}).get("worker") or "worker"
-    line = (f"{REF}: {fmt.seconds(total / n)} s per {name}{sim}" if n
-            else f"{REF}: {fmt.seconds(total)} {name}-s summed{sim}")
-    t = sel.median_s(timed)
-    if t is not None and not sel.simulated(timed):
-        line += f"\n(timed run, Table I: {fmt.seconds(t)} s)"
-    return f"{ds}\n{line}"
+    instr_line = (f"instrumented build:\n{fmt.seconds(total / n)} s per {name}{sim}" if n
+                  else f"instrumented build:\n{fmt.seconds(total)} {name}-s summed{sim}")
+    return f"{ds}\nTable I: {table_one_text(timed)}\n{instr_line}"
 
 
 def _clip(ax, slots, heights) -> dict[str, float]:
@@ -187,12 +197,15 @@ def plot(rows: Sequence[Mapping], datasets: Sequence[str], out_png, out_pdf,
     ax.set_xticks([x for x, _ in ticks], [v for _, v in ticks], fontsize=7, rotation=90)
     ax.tick_params(axis="x", length=0, pad=2)
     labels = [group_label(ds, used[ds], sel.reference_timed(rows, ds)) for ds in shown]
+    annotations = []
     for g, text in enumerate(labels):
-        ax.annotate(text, xy=(g * (n_var + 1) + (n_var - 1) / 2, 0),
+        annotations.append(ax.annotate(text, xy=(g * (n_var + 1) + (n_var - 1) / 2, 0),
                     xycoords=("data", "axes fraction"), xytext=(0, -34),
                     textcoords="offset points", ha="center", va="top", fontsize=7.5,
-                    annotation_clip=False)
+                    annotation_clip=False))
     result["group_labels"] = labels
+    marked = [t for ds in shown for t in [sel.reference_timed(rows, ds)]
+              if t is not None and sel.median_s(t) is not None and sel.time_marks(t)]
     ax.axhline(1.0, color="0.4", lw=0.8, ls="--")
     ax.set_xlim(-0.8, (len(shown) - 1) * (n_var + 1) + n_var - 0.2)
     result["clipped_bars"] = _clip(ax, slots, bottom)
@@ -203,4 +216,5 @@ def plot(rows: Sequence[Mapping], datasets: Sequence[str], out_png, out_pdf,
     result["xticklabels"] = [t.get_text() for t in ax.get_xticklabels()]
     result["legend"] = [t.get_text() for t in ax.get_legend().get_texts()]
     result["yticks"] = [float(y) for y in ax.get_yticks()]
-    return figure.finish(fig, result, out_png, out_pdf, unavailable)
+    return figure.finish(fig, result, out_png, out_pdf, unavailable,
+                         [f"Table I: {n}" for n in sel.mark_notes(marked)], annotations)

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
-from matplotlib.ticker import LogLocator, NullFormatter
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter, NullLocator
 
 from mbebench.atomic import atomic_path
 from mbebench.report import select as sel
@@ -52,6 +52,27 @@ def log_axis(ax, axis: str = "y") -> None:
     target = ax.yaxis if axis == "y" else ax.xaxis
     target.set_major_locator(LogLocator(base=10))
     target.set_minor_formatter(NullFormatter())
+
+
+def _plain(x: float, _pos=None) -> str:
+    return f"{x:,.0f}" if x >= 1 else f"{x:g}"
+
+
+def log_ticks(axis, values) -> None:
+    """Tick labels of a log axis that never run into each other: powers of ten where the
+    values span a decade or more; within a narrower range 1, 2 and 5 times them as plain
+    numbers (matplotlib's default then labels every minor tick, and neighbours such as
+    3×10⁴ and 4×10⁴ touch)."""
+    v = np.asarray([x for x in np.ravel(values) if np.isfinite(x) and x > 0], dtype=float)
+    wide = v.size == 0 or np.floor(np.log10(v.max())) > np.floor(np.log10(v.min()))
+    if wide and spans_decades(v):
+        axis.set_major_locator(LogLocator(base=10))
+    else:
+        axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+        axis.set_major_formatter(FuncFormatter(_plain))
+    axis.set_minor_formatter(NullFormatter())
+    if not wide:
+        axis.set_minor_locator(NullLocator())
 
 
 def no_gpu_text(rows: Sequence[Mapping]) -> str:
@@ -103,20 +124,25 @@ def rotate(ax) -> None:
         lab.set_rotation_mode("anchor")
 
 
-def unavailable_note(fig: Figure, unavailable: Mapping[str, str] | None, result: dict) -> None:
+def unavailable_note(fig: Figure, unavailable: Mapping[str, str] | None, result: dict,
+                     notes: Sequence[str] = ()) -> None:
     """A line per unavailable dataset under the figure, so a figure never hides that a
-    dataset is missing from it; paths are cut to file names (a figure travels)."""
-    if not unavailable:
+    dataset is missing from it; paths are cut to file names (a figure travels).  ``notes``
+    (what a mark on a time means) go first."""
+    if not unavailable and not notes:
         return
-    lines = ["Unavailable (download or convert failed, not run):"]
-    for ds, why in unavailable.items():
+    lines = list(notes)
+    if unavailable:
+        lines.append("Unavailable (download or convert failed, not run):")
+    for ds, why in (unavailable or {}).items():
         why = sel.without_paths(" ".join(why.split()))
         lines.append(f"  {ds}: {why[:110] + '…' if len(why) > 111 else why}")
     height = fig.get_figheight()
     frac = min(0.4, (len(lines) * 11 + 6) / 72 / height)
     fig.get_layout_engine().set(rect=(0, frac, 1, 1 - frac))
     fig.text(0.01, frac - 0.01, "\n".join(lines), ha="left", va="top", fontsize=7, color="0.3")
-    result["unavailable"] = dict(unavailable)
+    if unavailable:
+        result["unavailable"] = dict(unavailable)
     result["footer"] = "\n".join(lines)
 
 
@@ -131,22 +157,43 @@ def describe_axes(ax) -> dict:
 
 
 def finish(fig: Figure, result: dict, out_png, out_pdf,
-           unavailable: Mapping[str, str] | None) -> dict:
-    """Footer, read-back of every text and axes, then PNG + PDF."""
-    unavailable_note(fig, unavailable, result)
+           unavailable: Mapping[str, str] | None, notes: Sequence[str] = (),
+           apart: Sequence = ()) -> dict:
+    """Footer, read-back of every text and axes, then PNG + PDF; ``overlapping``: the tick
+    labels, and the texts of ``apart``, that run into each other as saved."""
+    unavailable_note(fig, unavailable, result, notes)
     result["texts"] = [t.get_text() for ax in fig.axes for t in ax.texts]
     result["figure_texts"] = [t.get_text() for t in fig.texts]
     result["axes"] = [describe_axes(ax) for ax in fig.axes]
     result["paths"] = save(fig, out_png, out_pdf)
     result["clipped"] = clipped(fig)
+    result["overlapping"] = overlapping_ticklabels(fig) + overlapping(fig, apart)
     return result
 
 
-def _drawn_ticklabels(axis) -> list:
+def _drawn_ticklabels(axis, minor: bool = False) -> list:
     """The tick labels inside the view limits (the locator also makes some outside)."""
     lo, hi = sorted(axis.get_view_interval())
-    return [t.label1 for t in axis.get_major_ticks()
+    ticks = axis.get_minor_ticks() if minor else axis.get_major_ticks()
+    return [t.label1 for t in ticks
             if lo - 1e-9 * abs(hi - lo) <= t.get_loc() <= hi + 1e-9 * abs(hi - lo)]
+
+
+def overlapping(fig: Figure, texts) -> list[tuple[str, str]]:
+    """The pairs of the texts whose drawn boxes overlap (a reader sees them run together)."""
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    boxes = [(t.get_window_extent(renderer), t.get_text()) for t in texts
+             if t.get_visible() and t.get_text()]
+    return [(ta, tb) for i, (a, ta) in enumerate(boxes) for b, tb in boxes[i + 1:]
+            if a.overlaps(b)]
+
+
+def overlapping_ticklabels(fig: Figure) -> list[tuple[str, str]]:
+    """Tick labels of one axis (major and minor) that overlap: drawn run together."""
+    return [pair for ax in fig.axes for axis in (ax.xaxis, ax.yaxis)
+            for pair in overlapping(fig, [*_drawn_ticklabels(axis),
+                                          *_drawn_ticklabels(axis, True)])]
 
 
 def clipped(fig: Figure) -> list[str]:

@@ -116,7 +116,7 @@ def markdown(header: Sequence[str], body: Sequence[Sequence[Any]], right: set[in
 
 # what pandas' latex escaping leaves to the font encoding
 _TEX_AFTER = {"×": r"$\times$", "–": "--", "…": r"\ldots{}", "<": r"\textless{}",
-              ">": r"\textgreater{}", "|": r"\textbar{}"}
+              ">": r"\textgreater{}", "|": r"\textbar{}", "†": r"\dag{}", "‡": r"\ddag{}"}
 
 
 def latex(header: Sequence[str], body: Sequence[Sequence[Any]], *, comment: str,

@@ -38,7 +38,17 @@ def _curves(rows, order, procs, result) -> dict[str, tuple[int, list[int], list[
         base = 1 if 1 in times else min(times)
         ps = sorted(times)
         curves[ds] = (base, ps, [times[base] / times[p] for p in ps])
+        # sharded: every time is a makespan over the shards (mbebench.gather)
+        n = max(sel.shard_count(r) for r in sel.worker_rows(rows, ds, timed=True))
+        if n > 1:
+            result.setdefault("sharded", {})[ds] = n
     return curves
+
+
+def _label(ds: str, base: int, shards: int) -> str:
+    notes = [*([f"base p={base}"] if base != 1 else []),
+             *([f"{shards} shards: slowest shard's times"] if shards > 1 else [])]
+    return f"{ds} ({', '.join(notes)})" if notes else ds
 
 
 def plot(rows: Sequence[Mapping], datasets: Sequence[str], out_png, out_pdf,
@@ -63,7 +73,7 @@ def plot(rows: Sequence[Mapping], datasets: Sequence[str], out_png, out_pdf,
     lines = {}
     for i, (ds, (base, ps, sp)) in enumerate(curves.items()):
         (line,) = ax.plot(ps, sp, marker=markers[i % len(markers)], lw=1.4, ms=5,
-                          label=ds if base == 1 else f"{ds} (base p={base})",
+                          label=_label(ds, base, (result.get("sharded") or {}).get(ds, 1)),
                           color=f"C{i % 10}", ls="-" if i < 10 else ":")
         lines[ds] = (line, base)
     bases = sorted({b for b, _, _ in curves.values()})

@@ -118,6 +118,71 @@ def shard_count(row: Mapping | None) -> int:
     return int(n) if isinstance(n, int) and not isinstance(n, bool) and n > 1 else 1
 
 
+def device_count(row: Mapping | None) -> int:
+    """How many GPUs one run's time was measured on (cuMBE's ``devices``:
+    ``stats.device_count``; 1: one device, or an engine without devices)."""
+    n = ((row or {}).get("stats") or {}).get("device_count")
+    return n if isinstance(n, int) and not isinstance(n, bool) and n > 1 else 1
+
+
+# A time that is not one run on one machine is marked wherever it is shown: a reader
+# must not set a makespan over N machines, or a run on N GPUs, beside an ordinary time.
+SHARDED_MARK = "†"
+MULTI_GPU_MARK = "‡"
+
+
+def time_marks(row: Mapping | None) -> str:
+    """The marks of an ok row's time: sharded, on several GPUs, both or neither."""
+    if row is None or row.get("status") != "ok":
+        return ""
+    return union_marks(SHARDED_MARK if shard_count(row) > 1 else "",
+                       MULTI_GPU_MARK if device_count(row) > 1 else "")
+
+
+def union_marks(*marks: str) -> str:
+    """The marks in any of ``marks``, in one order (a ratio of two marked times)."""
+    return "".join(m for m in (SHARDED_MARK, MULTI_GPU_MARK) if any(m in x for x in marks))
+
+
+def marked(text: str, marks: str) -> str:
+    return f"{text} {marks}" if marks and text not in ("", "–") else text
+
+
+def mark_notes(marked_rows: Iterable[Mapping]) -> list[str]:
+    """One footnote per mark the rows carry, naming what carries it."""
+    sharded: dict[str, int] = {}
+    multi: dict[str, int] = {}
+    for r in marked_rows:
+        if SHARDED_MARK in time_marks(r):
+            sharded[r["dataset"]] = max(sharded.get(r["dataset"], 0), shard_count(r))
+        if MULTI_GPU_MARK in time_marks(r):
+            key = f"{r.get('label') or r['run_id']} on {r['dataset']}"
+            multi[key] = max(multi.get(key, 0), device_count(r))
+    out = []
+    if sharded:
+        out.append(f"{SHARDED_MARK} sharded: the slowest of N shards' times (their makespan "
+                   "on N machines), not one machine's: "
+                   + ", ".join(f"{ds} ({n} shards)" for ds, n in sharded.items()) + ".")
+    if multi:
+        out.append(f"{MULTI_GPU_MARK} one run on N GPUs of a node (its wall time), not one "
+                   "GPU's: " + ", ".join(f"{k} ({n} GPUs)" for k, n in multi.items()) + ".")
+    return out
+
+
+def skipped_everywhere(cells: Mapping[str, Sequence[Mapping | None]]) -> dict[str, str]:
+    """label -> reason, for the configurations whose every cell is a run skipped for one
+    and the same reason (unavailable datasets aside): a column of identical cells says
+    less than one line under the table."""
+    out = {}
+    for label, rows_ in cells.items():
+        kept = [r for r in rows_ if r is None or r.get("status") != "unavailable"]
+        texts = {status_text(r) for r in kept if r is not None and r.get("status") == "skipped"}
+        if len(texts) == 1 and all(r is not None and r.get("status") == "skipped"
+                                   for r in kept):
+            out[label] = texts.pop()
+    return out
+
+
 def median_s(row: Mapping | None) -> float | None:
     """Median algorithm seconds of an ok row, else None."""
     if row is None or row.get("status") != "ok" or not row.get("algo_s"):

@@ -17,7 +17,7 @@ import pandas as pd
 from mbebench import atomic, paper
 from mbebench.report import agreement, fmt
 from mbebench.report import select as sel
-from mbebench.report.summary import DENSITY_HEADER, time_cell
+from mbebench.report.summary import DENSITY_HEADER, skipped_note, time_cell
 
 GEOMEAN = "geometric mean"
 SIMULATED = "CUDA simulator (no GPU time)"
@@ -52,6 +52,8 @@ def speedup_table(
     others = [c for c in shown if c is not ref]
 
     records = []
+    marks: dict[tuple[str, str], str] = {}  # (dataset, time or speedup column) -> marks
+    marked_rows = []
     for ds in sel.ordered_datasets(rows, datasets):
         m = size.get(ds, {})
         g = agreement.groups(by_ds.get(ds, []))
@@ -68,12 +70,22 @@ def speedup_table(
             rec[f"{c.label} [s]"] = SIMULATED if sel.simulated(row) else time_cell(row)
             rec[f"{c.label} min [s]"] = lo
             rec[f"{c.label} max [s]"] = hi
+            rec[f"{c.label} shards"] = sel.shard_count(row)
+            rec[f"{c.label} GPUs"] = sel.device_count(row)
+            if sel.is_time(rec[f"{c.label} [s]"]) and sel.time_marks(row):
+                marks[ds, c.label] = sel.time_marks(row)
+                marked_rows.append(row)
         t_ref = rec[f"{ref.label} [s]"]
         for c in others:
             t_b = rec[f"{c.label} [s]"]
-            rec[f"{ref.label} vs {c.label}"] = (
-                t_b / t_ref if sel.is_time(t_b) and sel.is_time(t_ref) else math.nan)
+            col = f"{ref.label} vs {c.label}"
+            both = sel.is_time(t_b) and sel.is_time(t_ref)
+            rec[col] = t_b / t_ref if both else math.nan
+            if both:  # a ratio of a marked time is as marked as the time
+                marks[ds, col] = sel.union_marks(marks.get((ds, ref.label), ""),
+                                        marks.get((ds, c.label), ""))
         rec["agree"] = agreement.agrees(g)
+        rec["disagree on"] = agreement.disagreement(g) or ""
         records.append(rec)
 
     speed_cols = [f"{ref.label} vs {c.label}" for c in others]
@@ -83,13 +95,21 @@ def speedup_table(
         vals = [r[col] for r in records if sel.is_time(r[col])]
         geo[col] = sel.geometric_mean(vals)
         geomean_n[col] = len(vals)
+        marks[GEOMEAN, col] = sel.union_marks(*(marks.get((r["dataset"], col), "")
+                                                for r in records))
 
     cols = ["dataset", "|U|", "|V|", "|E|", "density", "maximal bicliques"]
     for c in shown:
         cols += [f"{c.label} [s]", f"{c.label} min [s]", f"{c.label} max [s]"]
     cols += [*speed_cols, "agree"]
+    # appended, and only where some time is sharded or on several GPUs: the CSV of an
+    # ordinary run keeps its columns
+    for what in ("shards", "GPUs"):
+        cols += [f"{c.label} {what}" for c in shown
+                 if any(r[f"{c.label} {what}"] > 1 for r in records)]
+    cols.append("disagree on")
     df = pd.DataFrame.from_records([*records, geo], columns=cols)
-    for c in ("|U|", "|V|", "|E|"):
+    for c in ("|U|", "|V|", "|E|", *[c for c in cols if c.endswith((" shards", " GPUs"))]):
         df[c] = df[c].astype("Int64")
     # the counts as given: from_records makes a column with a gap float64, exact only to 2**53
     df["maximal bicliques"] = pd.Series([r["maximal bicliques"] for r in records] + [None],
@@ -101,42 +121,76 @@ def speedup_table(
     df.attrs["reference"] = ref.label
     df.attrs["geomean_n"] = geomean_n
     df.attrs["n_datasets"] = len(records)
-    # datasets whose runs were gathered from shards (mbebench.gather): their times are makespans
-    df.attrs["sharded"] = {ds: n for ds in df["dataset"] if ds in by_ds
-                           for n in [max(sel.shard_count(r) for r in by_ds[ds])] if n > 1}
+    df.attrs["marks"] = {k: v for k, v in marks.items() if v}
+    df.attrs["mark_notes"] = sel.mark_notes(marked_rows)
+    df.attrs["mismatch"] = {r["dataset"]: r["disagree on"] for r in records if r["disagree on"]}
+    df.attrs["skipped_everywhere"] = sel.skipped_everywhere(
+        {c.label: [idx.get((r["dataset"], c.key)) for r in records
+                  if r["dataset"] not in unav] for c in shown})
     return df
 
 
+def _columns(df: pd.DataFrame) -> tuple[list[str], list[str]]:
+    """The time and speedup columns the Markdown and LaTeX show: a configuration skipped
+    on every dataset for one reason is a line under the table, not a column, and so is
+    every speedup over it (all of them when it is the reference)."""
+    gone = df.attrs.get("skipped_everywhere") or {}
+    ref = df.attrs.get("reference")
+    timed = [t for t in df.attrs["timed"] if t not in gone]
+    speed = [] if ref in gone else [c for c in df.attrs["speedups"]
+                                    if c.split(" vs ", 1)[1] not in gone]
+    return timed, speed
+
+
+def _skipped_note(df: pd.DataFrame) -> str:
+    gone = df.attrs.get("skipped_everywhere") or {}
+    if not gone:
+        return ""
+    ref = df.attrs.get("reference")
+    return skipped_note(gone) + (f" No speedup over {ref} exists." if ref in gone else "")
+
+
+def _mismatch_text(df: pd.DataFrame) -> str:
+    kinds = df.attrs.get("mismatch") or {}
+    return (f"{fmt.MISMATCH}: {agreement.disagreement_sentence(kinds)}; their times are not "
+            "comparable.") if kinds else ""
+
+
 def _geomean_note(df: pd.DataFrame, speed: Sequence[str]) -> str:
+    if not speed:
+        return ""
     n_all = int((df["dataset"] != GEOMEAN).sum())
     gn = df.attrs.get("geomean_n") or {}
     parts = [f"{c}: {gn.get(c, '?')} of {n_all}" for c in speed]
     return "Geometric mean over the datasets where both times exist (" + "; ".join(parts) + ")."
 
 
+def _cell(df: pd.DataFrame, ds: str, col: str, text: str) -> str:
+    return sel.marked(text, (df.attrs.get("marks") or {}).get((ds, col), ""))
+
+
 def speedup_markdown(df: pd.DataFrame) -> str:
-    timed, speed = df.attrs["timed"], df.attrs["speedups"]
+    timed, speed = _columns(df)
     header = ["dataset", "|U|", "|V|", "|E|", DENSITY_HEADER, "#MB",
               *[f"{t} (s)" for t in timed], *speed]
     body = []
     for _, r in df.iterrows():
-        if r["dataset"] == GEOMEAN:
-            body.append([f"*{GEOMEAN}*", "", "", "", "", "", *["" for _ in timed],
-                         *[fmt.speedup(r[c]) for c in speed]])
+        ds = r["dataset"]
+        speeds = [_cell(df, ds, c, fmt.speedup(r[c])) for c in speed]
+        if ds == GEOMEAN:  # without a speedup column, no mean of one
+            if speed:
+                body.append([f"*{GEOMEAN}*", "", "", "", "", "", *["" for _ in timed], *speeds])
             continue
         bad = r["agree"] is False
         count = (f"{r['maximal bicliques']} **{fmt.MISMATCH}**" if bad
                  else fmt.integer(r["maximal bicliques"]))
-        body.append([f"**{r['dataset']}**" if bad else r["dataset"], fmt.integer(r["|U|"]),
+        body.append([f"**{ds}**" if bad else ds, fmt.integer(r["|U|"]),
                      fmt.integer(r["|V|"]), fmt.integer(r["|E|"]), fmt.density(r["density"]),
-                     count, *[fmt.seconds(r[f"{t} [s]"]) for t in timed],
-                     *[fmt.speedup(r[c]) for c in speed]])
+                     count, *[_cell(df, ds, t, fmt.seconds(r[f"{t} [s]"])) for t in timed],
+                     *speeds])
     out = ["# Performance of the MBE engines (paper Table I)", ""]
-    n_bad = int(df["agree"].apply(lambda a: a is False).sum())
-    if n_bad:
-        out += [f"**{fmt.MISMATCH}: the engines disagree on the number of maximal bicliques "
-                f"of {n_bad} dataset(s); their times are not comparable. The pipeline fails "
-                "on this.**", ""]
+    if df.attrs.get("mismatch"):
+        out += [f"**{_mismatch_text(df)} The pipeline fails on this.**", ""]
     unav = df.attrs.get("unavailable") or {}
     if unav:
         out += ["Unavailable (download or convert failed, not run):", ""]
@@ -148,15 +202,16 @@ def speedup_markdown(df: pd.DataFrame) -> str:
         f"Speedup: t(other) / t({df.attrs.get('reference', paper.REFERENCE_LABEL)}). "
         "#MB: number of maximal bicliques. "
         "Density: 2|E| / (|U| |V|), the paper's definition. |U|, |V|: the paper's "
-        "orientation for its datasets. " + _geomean_note(df, speed),
+        "orientation for its datasets." + (" " + _geomean_note(df, speed)).rstrip(),
         "",
     ]
-    sharded = df.attrs.get("sharded") or {}
-    if sharded:
-        out += ["Sharded datasets (each run split into N shard jobs; its time is the slowest "
-                "shard's, the makespan on N machines): "
-                + ", ".join(f"{ds} ({n} shards)" for ds, n in sharded.items()) + ".", ""]
-    return "\n".join(out) + "\n" + fmt.markdown(header, body, set(range(1, len(header))))
+    skipped = _skipped_note(df)
+    if skipped:
+        out += [skipped, ""]
+    notes = df.attrs.get("mark_notes") or []
+    tail = "".join(f"\n{n}\n" for n in notes)
+    return ("\n".join(out) + "\n" + fmt.markdown(header, body, set(range(1, len(header))))
+            + tail)
 
 
 def _tex_time(x: Any) -> str:
@@ -169,30 +224,34 @@ def _tex_time(x: Any) -> str:
 
 def speedup_latex(df: pd.DataFrame) -> str:
     """A plain ``tabular`` (no booktabs) for ``\\input``; names and texts escaped."""
-    timed, speed = df.attrs["timed"], df.attrs["speedups"]
+    timed, speed = _columns(df)
     header = ["Dataset", "$|U|$", "$|V|$", "$|E|$", "Density", "\\#MB",
               *fmt.tex_escape([f"{t} (s)" for t in timed]),
               *fmt.tex_escape(["vs. " + c.split(" vs ", 1)[1] for c in speed])]
     body, bold, geo = [], [], None
     for _, r in df.iterrows():
-        if r["dataset"] == GEOMEAN:
-            geo = ["Geo. mean", *[""] * (5 + len(timed)), *[fmt.speedup(r[c]) for c in speed]]
+        ds = r["dataset"]
+        speeds = [_cell(df, ds, c, fmt.speedup(r[c])) for c in speed]
+        if ds == GEOMEAN:
+            geo = ["Geo. mean", *[""] * (5 + len(timed)), *speeds] if speed else None
             continue
         bad = r["agree"] is False
         if bad:
             bold.append(len(body))
-        body.append([r["dataset"], *[fmt.integer(r[c]) for c in ("|U|", "|V|", "|E|")],
+        body.append([ds, *[fmt.integer(r[c]) for c in ("|U|", "|V|", "|E|")],
                      fmt.density(r["density"]),
                      f"{r['maximal bicliques']} (mismatch)" if bad
                      else fmt.integer(r["maximal bicliques"]),
-                     *[_tex_time(r[f"{t} [s]"]) for t in timed],
-                     *[fmt.speedup(r[c]) for c in speed]])
-    footer = []
+                     *[_cell(df, ds, t, _tex_time(r[f"{t} [s]"])) for t in timed],
+                     *speeds])
+    footer = [*(df.attrs.get("mark_notes") or [])]
     if bold:
-        footer.append("MISMATCH: the engines disagree on the number of maximal bicliques.")
+        footer.append(_mismatch_text(df))
     unav = df.attrs.get("unavailable") or {}
     if unav:
         footer.append(f"Unavailable (not run): {', '.join(unav)}.")
+    if _skipped_note(df):
+        footer.append(_skipped_note(df))
     reference = df.attrs.get("reference", paper.REFERENCE_LABEL)
     return fmt.latex(header, [*body, *([geo] if geo is not None else [])], bold=bold,
                      total=geo is not None,

@@ -84,6 +84,8 @@ def summary_table(
     gpu_cfgs = [c for c in cfgs if any(gpu_bytes(idx.get((ds, c.key))) is not None
                                        for ds in by_ds)]
     records = []
+    marks: dict[tuple[str, str], str] = {}
+    marked_rows = []
     for ds in sel.ordered_datasets(rows, datasets):
         m = size.get(ds, {})
         g = agreement.groups(by_ds.get(ds, []))
@@ -93,7 +95,11 @@ def summary_table(
                "density": sel.density(m.get("U"), m.get("V"), m.get("E")),
                "count": count, "fingerprint": fp}
         for c in cfgs:
-            rec[c.label] = time_cell(idx.get((ds, c.key)))
+            row = idx.get((ds, c.key))
+            rec[c.label] = time_cell(row)
+            if sel.is_time(rec[c.label]) and sel.time_marks(row):
+                marks[ds, c.label] = sel.time_marks(row)
+                marked_rows.append(row)
         rec["agree"] = agree
         rec["mismatch"] = agreement.describe(g) if agree is False else ""
         rec["unavailable"] = unav.get(ds, "")
@@ -124,6 +130,13 @@ def summary_table(
                                     if sel.config_key(r) == c.key and sel.simulated(r)})
     df.attrs["environments"] = environments(rows)
     df.attrs["swapped"] = [ds for ds in df["dataset"] if size.get(ds, {}).get("swapped")]
+    df.attrs["marks"] = marks
+    df.attrs["mark_notes"] = sel.mark_notes(marked_rows)
+    df.attrs["mismatch"] = {r["dataset"]: agreement.disagreement(
+        agreement.groups(by_ds.get(r["dataset"], []))) for r in records if r["agree"] is False}
+    df.attrs["skipped_everywhere"] = sel.skipped_everywhere(
+        {c.label: [idx.get((r["dataset"], c.key)) for r in records
+                  if r["dataset"] not in unav] for c in cfgs})
     return df
 
 
@@ -137,6 +150,7 @@ def environments(rows: Iterable[Mapping]) -> list[str]:
 
 def _main_table(df: pd.DataFrame, labels: Sequence[str]) -> str:
     sharded = "shards" in df.columns
+    marks = df.attrs.get("marks") or {}
     header = ["dataset", "|U|", "|V|", "|E|", DENSITY_HEADER, "count", "fingerprint",
               *(["shards"] if sharded else []), *[f"{lab} (s)" for lab in labels], "agree",
               "enumerated from"]
@@ -149,7 +163,8 @@ def _main_table(df: pd.DataFrame, labels: Sequence[str]) -> str:
              fmt.integer(r["count"]) if not bad else r["count"],
              "–" if fmt.missing(r["fingerprint"]) else r["fingerprint"],
              *([fmt.integer(r["shards"]) if r["shards"] > 1 else "–"] if sharded else []),
-             *[fmt.seconds(r[lab]) for lab in labels],
+             *[sel.marked(fmt.seconds(r[lab]), marks.get((r["dataset"], lab), ""))
+               for lab in labels],
              "unavailable" if r.get("unavailable") else fmt.agree_text(r["agree"]),
              r["enumerated from"] or "–"])
     first_time = 8 if sharded else 7
@@ -172,13 +187,14 @@ def _memory_table(df: pd.DataFrame, labels: Sequence[str], gpu: Sequence[str]) -
 
 
 def summary_markdown(df: pd.DataFrame) -> str:
-    labels = df.attrs.get("configs") or []
+    gone = df.attrs.get("skipped_everywhere") or {}
+    labels = [lab for lab in df.attrs.get("configs") or [] if lab not in gone]
     out = ["# Summary of all runs", ""]
     bad_rows = df[df["agree"].apply(lambda a: a is False)]
     if len(bad_rows):
-        out += [f"**{fmt.MISMATCH}: the engines disagree on the maximal bicliques of "
-                f"{len(bad_rows)} dataset(s). The pipeline fails on this (rule check_counts).**",
-                ""]
+        out += [f"**{fmt.MISMATCH}: "
+                + agreement.disagreement_sentence(df.attrs.get("mismatch") or {})
+                + ". The pipeline fails on this (rule check_counts).**", ""]
         out += [f"- **{r['dataset']}**: " + r["mismatch"].replace("|", "\\|")
                 for _, r in bad_rows.iterrows()]
         out.append("")
@@ -203,6 +219,8 @@ def summary_markdown(df: pd.DataFrame) -> str:
         + ". Enumerated from: the side each engine's search started from, as it reported it.",
         "",
     ]
+    if gone:
+        out += [skipped_note(gone), ""]
     envs = df.attrs.get("environments") or []
     tail = ["", *[f"Ran on: {e}." for e in envs]] if envs else []
     memory = ["", "## Memory", "",
@@ -210,8 +228,19 @@ def summary_markdown(df: pd.DataFrame) -> str:
               "compiler and the graph). GPU: device memory the engine allocated for the "
               "graph and its work arrays.", "",
               _memory_table(df, labels, df.attrs.get("gpu_configs") or []).rstrip("\n")]
+    notes = ["", *df.attrs.get("mark_notes")] if df.attrs.get("mark_notes") else []
     return ("\n".join(out) + "\n" + _main_table(df, labels)
-            + "".join(line + "\n" for line in memory + tail))
+            + "".join(line + "\n" for line in notes + memory + tail))
+
+
+def skipped_note(gone: Mapping[str, str]) -> str:
+    """One line for the configurations skipped on every dataset for one reason each."""
+    by_reason: dict[str, list[str]] = {}
+    for label, why in gone.items():
+        by_reason.setdefault(why, []).append(label)
+    return ("Not shown as columns, skipped on every dataset: "
+            + "; ".join(f"{', '.join(labels)} ({why})" for why, labels in by_reason.items())
+            + ".")
 
 
 def unavailable_lines(df: pd.DataFrame) -> list[str]:

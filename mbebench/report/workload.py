@@ -1,5 +1,7 @@
 """Fig. 6, load balance (``results/plots/workload.{png,pdf}``): each worker's busy time
-over the run's mean, as min-quartile-max boxes.
+over the run's mean, as min-quartile-max boxes, or each value as a dot where a run has
+fewer than :data:`MIN_BOX` workers (the quartiles of two values say nothing).  A sharded
+run's workers are those of all its shards, and the tick label says how many shards.
 
 Top: cuMBE's workers (a warp, as the instrumented rows' ``stats.worker`` says) with
 (variant cuMBE) and without (noWS) work stealing.  Bottom: ParMBE's processes, of the
@@ -50,23 +52,52 @@ def _count_text(ns: Sequence[int], name: str) -> str:
     return f"{lo:,}–{hi:,} {name}s"
 
 
+MIN_BOX = 8  # fewer values than this are drawn one by one: their quartiles say nothing
+
+
 def boxes(ax, data: list[np.ndarray], positions: list[float], color: str) -> list[dict]:
-    """Draw min/quartiles/median/max boxes (whis=(0, 100)); return the drawn stats."""
-    art = ax.boxplot(
-        data, positions=positions, widths=0.34, whis=(0, 100), showfliers=False,
-        patch_artist=True, manage_ticks=False,
-        boxprops={"facecolor": color, "alpha": 0.55, "edgecolor": color},
-        medianprops={"color": "black", "linewidth": 1.2},
-        whiskerprops={"color": color}, capprops={"color": color},
-    )
-    drawn = []
-    for i in range(len(data)):
-        box_y = art["boxes"][i].get_path().vertices[:, 1]
-        caps = sorted(float(art["caps"][2 * i + k].get_ydata()[0]) for k in (0, 1))
-        drawn.append({"min": caps[0], "q1": float(box_y.min()),
-                      "median": float(art["medians"][i].get_ydata()[0]),
-                      "q3": float(box_y.max()), "max": caps[1], "n": int(len(data[i]))})
+    """Draw min/quartiles/median/max boxes (whis=(0, 100)), or each value as a dot where a
+    run has fewer than :data:`MIN_BOX` workers; return what was drawn (read back)."""
+    big = [i for i, d in enumerate(data) if len(d) >= MIN_BOX]
+    drawn: list[dict] = [{} for _ in data]
+    if big:
+        art = ax.boxplot(
+            [data[i] for i in big], positions=[positions[i] for i in big], widths=0.34,
+            whis=(0, 100), showfliers=False, patch_artist=True, manage_ticks=False,
+            boxprops={"facecolor": color, "alpha": 0.55, "edgecolor": color},
+            medianprops={"color": "black", "linewidth": 1.2},
+            whiskerprops={"color": color}, capprops={"color": color},
+        )
+        for j, i in enumerate(big):
+            box_y = art["boxes"][j].get_path().vertices[:, 1]
+            caps = sorted(float(art["caps"][2 * j + k].get_ydata()[0]) for k in (0, 1))
+            drawn[i] = {"kind": "box", "min": caps[0], "q1": float(box_y.min()),
+                        "median": float(art["medians"][j].get_ydata()[0]),
+                        "q3": float(box_y.max()), "max": caps[1], "n": len(data[i])}
+    for i, d in enumerate(data):
+        if len(d) >= MIN_BOX:
+            continue
+        # side by side across a box's width, so that equal values stay countable
+        xs = positions[i] + (np.linspace(-0.1, 0.1, len(d)) if len(d) > 1 else np.zeros(1))
+        (dots,) = ax.plot(xs, d, ls="none", marker="o", ms=5, color=color, mec="black",
+                          mew=0.5)
+        ys = [float(y) for y in dots.get_ydata()]
+        drawn[i] = {"kind": "points", "values": ys, "min": min(ys), "max": max(ys),
+                    "n": len(ys)}
     return drawn
+
+
+def _shards_text(n: int) -> str:
+    return f"{n} shards" if n > 1 else ""
+
+
+def _how_drawn(values: list[np.ndarray]) -> str:
+    """The title's key: boxes, dots or both, as drawn."""
+    big = any(len(v) >= MIN_BOX for v in values)
+    small = any(len(v) < MIN_BOX for v in values)
+    return "; ".join([*(["box: quartiles, whiskers: min/max"] if big else []),
+                      *([(f"fewer than {MIN_BOX} values: " if big else "")
+                         + "each value a dot"] if small else [])])
 
 
 def _scale(ax, values: list[np.ndarray], legend_room: bool) -> str:
@@ -108,7 +139,7 @@ def _parmbe_data(rows, order, result):
     par_ds, data, procs = [], {}, {}
     for ds in order:
         cands = sorted(sel.worker_rows(rows, ds), key=lambda r: -r["params"][sel.WORKER_PARAM])
-        chosen = next(((r["params"][sel.WORKER_PARAM], busy(r)) for r in cands
+        chosen = next(((r["params"][sel.WORKER_PARAM], busy(r), r) for r in cands
                        if r.get("status") == "ok" and busy(r) is not None), None)
         if chosen is None:
             result["left_out"]["parmbe"][ds] = (
@@ -116,7 +147,8 @@ def _parmbe_data(rows, order, result):
                 else "; ".join(figure.why_missing(r, sel.WORKER_ENGINE) for r in cands))
             continue
         par_ds.append(ds)
-        procs[ds], data[ds] = chosen
+        procs[ds], data[ds], row = chosen
+        result.setdefault("shards", {})[ds] = sel.shard_count(row)
     return par_ds, data, procs
 
 
@@ -141,7 +173,10 @@ def _draw_gpu(ax, gpu_ds, data, first, used) -> dict[str, Any]:
                 ax.text(i + off, 0.03, figure.slot_text(first[ds, v]), rotation=90,
                         ha="center", va="bottom", fontsize=7, color="0.35",
                         transform=ax.get_xaxis_transform())
-    ax.set_xticks(range(len(gpu_ds)), gpu_ds)
+    shards = {ds: max((sel.shard_count(r) for r in used if r["dataset"] == ds), default=1)
+              for ds in gpu_ds}
+    ax.set_xticks(range(len(gpu_ds)), [f"{ds} ({_shards_text(shards[ds])})" if shards[ds] > 1
+                                       else ds for ds in gpu_ds])
     ax.set_xlim(-0.6, len(gpu_ds) - 0.4)
     ax.axhline(1.0, color="0.5", lw=0.8, ls="--")
     ax.set_ylabel(YLABEL)
@@ -150,8 +185,8 @@ def _draw_gpu(ax, gpu_ds, data, first, used) -> dict[str, Any]:
     figure.rotate(ax)
     info["simulated"] = any(r.get("simulated") for r in used)
     count = _count_text([len(busy(r)) for r in used], name)
-    ax.set_title(f"{paper.REFERENCE_LABEL}: busy time per {name} ({count} per run; "
-                 "box: quartiles, whiskers: min/max)"
+    ax.set_title(f"{paper.REFERENCE_LABEL}: busy time per {name} ({count} per run)\n"
+                 f"{_how_drawn(drawn_values)}"
                  + (f"\n{figure.SIMULATOR_TEXT}" if info["simulated"] else ""), fontsize=10)
     return info
 
@@ -179,11 +214,15 @@ def plot(rows: Sequence[Mapping], datasets: Sequence[str], out_png, out_pdf,
 
     par_info: dict[str, Any] = {"xlabels": par_ds, "ylabel": YLABEL, "series": {},
                                 "processes": par_procs}
+    par_values = [par_data[ds] for ds in par_ds]
     if par_ds:
-        values = [par_data[ds] for ds in par_ds]
+        values = par_values
         par_info["series"]["ParMBE"] = dict(zip(par_ds, boxes(
             ax_par, values, list(range(len(par_ds))), "#2ca02c")))
-        ax_par.set_xticks(range(len(par_ds)), [f"{ds} (p={par_procs[ds]})" for ds in par_ds])
+        shards = result.get("shards") or {}
+        ax_par.set_xticks(range(len(par_ds)), [
+            f"{ds} (p={par_procs[ds]}" + (f", {_shards_text(shards[ds])}" if shards.get(ds, 1) > 1
+                                          else "") + ")" for ds in par_ds])
         ax_par.set_xlim(-0.6, len(par_ds) - 0.4)
         ax_par.axhline(1.0, color="0.5", lw=0.8, ls="--")
         par_info["yscale"] = _scale(ax_par, values, legend_room=False)
@@ -192,8 +231,8 @@ def plot(rows: Sequence[Mapping], datasets: Sequence[str], out_png, out_pdf,
     else:
         figure.empty_note(ax_par, NO_PARMBE_TEXT)
         result["notes"].append(NO_PARMBE_TEXT)
-    ax_par.set_title("ParMBE: busy time per process (the run with the most processes)",
-                     fontsize=10)
+    ax_par.set_title("ParMBE: busy time per process (the run with the most processes)"
+                     + (f"\n{_how_drawn(par_values)}" if par_values else ""), fontsize=10)
 
     gpu_info["xticklabels"] = [t.get_text() for t in ax_gpu.get_xticklabels()]
     par_info["xticklabels"] = [t.get_text() for t in ax_par.get_xticklabels()]

@@ -22,7 +22,11 @@ rule tables:
             category="Tables",
         ),
         "results/tables/vs_paper.md",
-        "results/tables/vs_paper_speedups.csv",
+        report(
+            "results/tables/vs_paper_speedups.csv",
+            caption="../report/vs_paper_speedups.rst",
+            category="Tables",
+        ),
     params:
         datasets=DATASETS,
     log:
