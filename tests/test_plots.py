@@ -169,7 +169,8 @@ def test_simulator_times_are_labelled_as_such(tmp_path):
                                              "phases_s": phases(1.0)}) for v in ("cuMBE", "noWS")]
     info = breakdown.plot(rows, ["A"], tmp_path / "b.png", tmp_path / "b.pdf")
     assert not info["simulated"] and figure.SIMULATOR_TEXT not in info["title"]
-    assert info["group_labels"][0] == f"A\ncuMBE: {sum(phases(1.0).values()) / 8:.2f} s per worker"
+    assert info["group_labels"][0] == (f"A\nTable I: not run\ninstrumented build:\n"
+                                       f"{sum(phases(1.0).values()) / 8:.2f} s per worker")
     for r in rows:
         r["simulated"] = True
     info = breakdown.plot(rows, ["A"], tmp_path / "b.png", tmp_path / "b.pdf")

@@ -249,6 +249,17 @@ def test_workload_draws_few_values_as_dots_not_a_box(tmp_path):
     assert "fewer than 8 values: each value a dot" in title
 
 
+def test_a_process_without_work_is_a_dot_the_reader_sees(tmp_path):
+    """The tiny graphs: ParMBE p=2 where one process found all the work, the other none.
+    Before: a log axis (the values span a decade) had no place for the zero."""
+    rs = [parmbe("A", 2, algo_s=[1.0], stats={"worker_busy_s": [0.0, 2.0]}),
+          parmbe("B", 4, algo_s=[1.0], stats={"worker_busy_s": [0.01, 1.0, 1.0, 1.0]})]
+    info = workload.plot(rs, ["A", "B"], tmp_path / "w.png", tmp_path / "w.pdf")
+    assert info["parmbe"]["series"]["ParMBE"]["A"]["values"] == [0.0, 2.0]
+    lo, hi = info["axes"][1]["ylim"]
+    assert info["parmbe"]["yscale"] == "linear" and lo <= 0.0 < 2.0 <= hi
+
+
 def test_report_holds_every_table_its_captions_name(repo_dir):
     """Before: vs_paper.rst promised the paper's speedups, which only
     vs_paper_speedups.csv holds, and that file was not in the report."""
@@ -281,20 +292,30 @@ def test_engines_skipped_everywhere_for_one_reason_are_a_line_not_columns(tmp_pa
     assert md_tables(md)[0][0] == ["dataset", r"\|U\|", r"\|V\|", r"\|E\|",
                                    r"density 2\|E\|/(\|U\|\|V\|)", "#MB", "iMBEA (s)",
                                    "ParMBE p=1 (s)"]
-    assert "skipped on every dataset: cuMBE (skipped: no CUDA device). No speedup over " \
-           "cuMBE exists." in md
+    assert "skipped on every dataset they were to run on: cuMBE (skipped: no CUDA device). " \
+           "No speedup over cuMBE exists." in md
     assert "geometric mean" not in md_tables(md)[0][-1][0]
     tex = (tmp_path / "speedup.tex").read_text()
     assert r"\begin{tabular}{lrrrrrrr}" in tex and "skipped on every dataset" in tex
     summ = (tmp_path / "summary.md").read_text()
     head = md_tables(summ)[0][0]
     assert not [h for h in head if h.startswith("cuMBE")]
-    assert "skipped on every dataset: cuMBE, cuMBE noWS, cuMBE instr (skipped: no CUDA " \
-           "device)." in summ
+    assert "skipped on every dataset they were to run on: cuMBE, cuMBE noWS, cuMBE instr " \
+           "(skipped: no CUDA device)." in summ
     assert not [h for h in md_tables(summ)[1][0] if h.startswith("cuMBE")]  # memory table
     # the CSV keeps every column: a program reading it finds the same columns everywhere
     assert "cuMBE [s]" in pd.read_csv(tmp_path / "speedup.csv").columns
     assert "cuMBE noWS" in pd.read_csv(tmp_path / "summary.csv").columns
+
+
+def test_an_engine_not_planned_on_some_datasets_and_skipped_on_the_rest_is_a_line(tmp_path):
+    """The shipped .test config runs cuMBE on three of its five graphs: without a GPU the
+    summary had eight columns of "skipped: no CUDA device" and "not run"."""
+    rs = _no_gpu("A") + [imbea("B"), parmbe("B", 1)]
+    write_tables(rs, ["A", "B"], tmp_path)
+    summ = (tmp_path / "summary.md").read_text()
+    assert not [h for h in md_tables(summ)[0][0] if h.startswith("cuMBE")]
+    assert "cuMBE, cuMBE noWS, cuMBE instr (skipped: no CUDA device)" in summ
 
 
 def test_an_engine_that_ran_somewhere_keeps_its_column(tmp_path):

@@ -170,15 +170,14 @@ def mark_notes(marked_rows: Iterable[Mapping]) -> list[str]:
 
 
 def skipped_everywhere(cells: Mapping[str, Sequence[Mapping | None]]) -> dict[str, str]:
-    """label -> reason, for the configurations whose every cell is a run skipped for one
-    and the same reason (unavailable datasets aside): a column of identical cells says
-    less than one line under the table."""
+    """label -> reason, for the configurations whose every run is skipped for one and the
+    same reason (datasets it was not to run on, and unavailable ones, aside): a column of
+    identical cells says less than one line under the table."""
     out = {}
     for label, rows_ in cells.items():
-        kept = [r for r in rows_ if r is None or r.get("status") != "unavailable"]
-        texts = {status_text(r) for r in kept if r is not None and r.get("status") == "skipped"}
-        if len(texts) == 1 and all(r is not None and r.get("status") == "skipped"
-                                   for r in kept):
+        ran = [r for r in rows_ if r is not None and r.get("status") != "unavailable"]
+        texts = {status_text(r) for r in ran}
+        if ran and len(texts) == 1 and all(r.get("status") == "skipped" for r in ran):
             out[label] = texts.pop()
     return out
 

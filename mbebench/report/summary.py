@@ -238,7 +238,7 @@ def skipped_note(gone: Mapping[str, str]) -> str:
     by_reason: dict[str, list[str]] = {}
     for label, why in gone.items():
         by_reason.setdefault(why, []).append(label)
-    return ("Not shown as columns, skipped on every dataset: "
+    return ("Not shown as columns, skipped on every dataset they were to run on: "
             + "; ".join(f"{', '.join(labels)} ({why})" for why, labels in by_reason.items())
             + ".")
 

@@ -102,14 +102,18 @@ def _how_drawn(values: list[np.ndarray]) -> str:
 
 def _scale(ax, values: list[np.ndarray], legend_room: bool) -> str:
     """Log axis when the drawn values span a decade, else linear from 0; room on top
-    for the legend."""
+    for the legend.  A dot at zero (a process that found no work) has no place on a log
+    axis, and a reader must see it: linear then."""
     allv = np.concatenate(values)
-    if figure.spans_decades(allv):
+    zero_dot = any(len(v) < MIN_BOX and (v <= 0).any() for v in values)
+    if figure.spans_decades(allv) and not zero_dot:
         figure.log_axis(ax)
         lo, hi = allv[allv > 0].min(), allv.max()
         ax.set_ylim(lo / 1.6, hi * (8.0 if legend_room else 1.6))
         return "log"
-    ax.set_ylim(0, max(1.0, float(allv.max())) * (1.3 if legend_room else 1.08))
+    top = max(1.0, float(allv.max())) * (1.3 if legend_room else 1.08)
+    dots = any(len(v) < MIN_BOX for v in values)
+    ax.set_ylim(-0.04 * top if dots else 0.0, top)  # a dot at zero drawn whole
     return "linear"
 
 
