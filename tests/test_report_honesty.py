@@ -200,6 +200,13 @@ def test_a_mismatch_says_whether_the_count_or_only_the_fingerprint_disagreed(tmp
                "of A" in flat
     csv = pd.read_csv(tmp_path / "speedup.csv").set_index("dataset")
     assert (csv.loc["A", "disagree on"], csv.loc["B", "disagree on"]) == ("fingerprint", "count")
+    paper_ds = [{**r, "dataset": {"A": "Marvel", "B": "Unicode"}[r["dataset"]]}
+                for r in _fingerprint_only_mismatch()]
+    write_tables(paper_ds, ["Marvel", "Unicode"], tmp_path)
+    vs = (tmp_path / "vs_paper.md").read_text()
+    col = md_tables(vs)[0][0].index("#MB")
+    assert md_row(vs, "Marvel")[col] == "5 MISMATCH (fingerprint)"
+    assert md_row(vs, "Unicode")[col] == "3 / 4 MISMATCH (count)"
     write_tables(_fingerprint_only_mismatch()[:2], ["A"], tmp_path)
     tex = (tmp_path / "speedup.tex").read_text()
     assert "number of maximal bicliques" not in tex and "another fingerprint" in tex
