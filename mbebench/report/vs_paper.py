@@ -200,9 +200,9 @@ def vs_paper_markdown(sizes_df: pd.DataFrame, pub: pd.DataFrame) -> str:
     out.append(fmt.markdown(header, body, {1, 2, 3, 4}))
     notes = pub.attrs.get("mark_notes") or []
     if notes:
-        out += ["", ("Marked: the statistic includes such times (which datasets: the "
-                     "`marked` column of vs_paper_speedups.csv)."),
-                *[line for n in notes for line in ("", n)]]
+        out += [*[line for n in notes for line in ("", n)], "",
+                ("A marked statistic includes at least one such time (on which datasets: the "
+                 "`marked` column of vs_paper_speedups.csv).")]
     return "\n".join(out)
 
 
