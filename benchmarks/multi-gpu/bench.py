@@ -254,7 +254,7 @@ def parmbe_child(a) -> int:
 
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--out", default=os.environ.get("OUT", "/tmp/mgpu-out"))
+    ap.add_argument("--out", default="/tmp/mgpu-out")
     ap.add_argument("--budget", type=float, default=470.0,
                     help="seconds from the start of this script to the last run's end")
     ap.add_argument("--graphs", default="IMDB-actor-hard,BookCrossing-hard",
