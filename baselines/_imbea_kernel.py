@@ -34,7 +34,7 @@ passed to ``combine_sides_nb`` with the candidate side's orientation.
 
 One source, several builds: ``run_tasks`` is the engine's search, ``build()``
 makes the same search with one design choice moved towards ParMBE's (for
-benchmarks/cpu/work_analysis.py); the choices are constants of the compiled
+the work analysis); the choices are constants of the compiled
 code.  Work counters (:mod:`baselines._work`) are on when ``ctr`` is an array
 and compiled out when it is ``None`` (the engine).
 
@@ -69,7 +69,7 @@ def build(wmode=0, check=0, buildq=1, twin=1):
     """The search (``run_tasks``) for one setting of the work-analysis switches.
 
     The engine is the default setting; the others move one design choice of
-    iMBEA towards ParMBE's, for benchmarks/cpu/work_analysis.py.  Each switch is a
+    iMBEA towards ParMBE's, for the work analysis.  Each switch is a
     constant of the compiled code, so the engine's build has no trace of the
     others.  Memoised.
 

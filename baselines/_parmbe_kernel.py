@@ -48,7 +48,7 @@ would be a per-task cost that grows with the number of tasks.  ``cnt`` must be
 all zeros and ``slot`` all -1 on entry; both are left that way on return.
 
 ``run_tasks`` is the engine's search; ``build(skip=False)`` makes it without
-the skip flags (benchmarks/cpu/work_analysis.py measures what they save).  Work
+the skip flags (the work analysis measures what they save).  Work
 counters (:mod:`baselines._work`) are on when ``ctr`` is an array and compiled
 out when it is ``None`` (the engine).
 """
@@ -263,7 +263,7 @@ def build(skip=True):
     """The search (``run_tasks``) for one setting of the work-analysis switch.
 
     ``skip``: flag tail vertices whose whole list equals Γ' and skip them (the
-    engine; False only for benchmarks/cpu/work_analysis.py, which measures what
+    engine; False only for the work analysis, which measures what
     the flags save).  The switch is a constant of the compiled code: the
     engine's build has no trace of the other setting.  Memoised.
     """

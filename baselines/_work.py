@@ -1,4 +1,4 @@
-"""Work counters of the instrumented CPU kernels (benchmarks/cpu/work_analysis.py).
+"""Work counters of the instrumented CPU kernels (the CPU benchmarks' work analysis).
 
 The iMBEA and ParMBE kernels take ``ctr``: ``None`` for the engines, or an
 int64 array of ``NCTR`` counters that the search adds to.  Numba compiles the

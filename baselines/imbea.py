@@ -34,8 +34,7 @@ def choose_side(graph: CSRGraph) -> str:
     The first level costs sum(deg(u)^2) over the L side (building N2(x) for
     every x) and the bitset rows are as wide as the largest candidate degree;
     taking candidates from the side whose *other* side has the smaller
-    sum of squared degrees was the faster choice on the benchmark graphs
-    (see benchmarks/cpu/imbea.md).
+    sum of squared degrees was the faster choice on the benchmark graphs.
     """
     dl = np.diff(np.asarray(graph.left_offsets)).astype(np.float64)
     dr = np.diff(np.asarray(graph.right_offsets)).astype(np.float64)
@@ -134,7 +133,7 @@ def enumerate_tasks(prep, tasks, collect: bool = False):
         ks,
         nks,
         collect,
-        None,  # no work counters (benchmarks/cpu/work_analysis.py passes them)
+        None,  # no work counters (the work analysis passes them)
     )
 
 

@@ -29,8 +29,8 @@ DEFAULT_MAX_SPLIT = 64
 # Tasks per process.  The order (most expensive first) already keeps the end
 # of the schedule to small tasks; more tasks only add per-task costs, fewer
 # let a misestimated heavy task end late (replaying measured per-vertex times
-# of YouTube, movielens-u-i, Marvel and movielens-t-i: 16-64 are within 1-3 %
-# of the ideal at 16 processes, 8 is up to 1.5x).
+# of the paper's graphs, 16-64 came close to the ideal schedule at 16
+# processes, 8 did not).
 TASKS_PER_PROCESS = 32
 MAX_CHUNK_VERTICES = 1024
 

@@ -8,8 +8,8 @@ take the tasks of a plan (:mod:`baselines.parmbe_plan`) in order.
   run on that file; no graph is pickled;
 * the plan goes to the workers once (a file in shared memory); the workers
   take tasks from it in order through one shared counter, so the parent does
-  nothing per task (with one pool round trip per task, 16-process runs spent
-  about 1 ms per task and worker outside tasks: 0.05-0.12 s of 0.7 s);
+  nothing per task (a pool round trip per task cost 16-process runs a
+  measurable share of their time outside the tasks);
 * each worker returns its count and fingerprint (uint64 wrapping sum); the
   parent sums them mod 2**64.
 

@@ -43,7 +43,7 @@ class Params:
 
 
 # The paper's sizes (|U| = CSR left, |V| = CSR right, |E| distinct edges),
-# from /work/shared/datasets.md.
+# as the paper reports them.
 DATASETS: dict[str, tuple[int, int, int]] = {
     "DBLP-author": (5_624_219, 1_953_085, 12_282_059),
     "IMDB-actor": (896_302, 303_617, 3_782_463),

@@ -1,7 +1,7 @@
 """Every device buffer of a cuMBE launch, described once.
 
 :data:`SPEC` is the kernel's argument list, in order: ``cumbe.kernel`` names its
-parameters after it (tests/test_cumbe_buffers.py checks that), the engine
+parameters after it (tests/test_cumbe_host.py checks that), the engine
 allocates from it (:func:`allocate`), and the memory estimate is its byte sum
 (:func:`nbytes`).  Shapes are functions of a :class:`Plan`.
 """

@@ -13,34 +13,29 @@ warps' arenas are contiguous and join into one.
    block-wide task's work counts 7 times (warps win iff ``blocks(wide) <= blocks(warp-only)
    x (1 + 6 s)``); below, the block-wide phase (a phase of its own, whose few tasks have
    only each other to steal from) costs more than the larger grid gains: warps win iff they
-   are at least as many as the wide plan's blocks.  Measured on one H100
-   (``benchmarks/memory-caps/results/2026-11-26-grid-model/``).
+   are at least as many as the wide plan's blocks.
 3. :func:`choose_layout` keeps the rule's plan unless the block-wide tasks of its wide plan
    hold a larger share of the *butterflies* (:func:`cumbe.prepare.task_butterflies`, which
    follow the search under a task) than of the wedges.  Such tasks (planted dense blocks)
-   search deep, and block-wide that costs far more than the rule's 7 times: IMDB-actor-blocks
-   at 1 GiB ran 1.75x on the rule's plan and 1.41x on 448 blocks with 318 block-wide tasks.
-   Then every grid from the largest down (5 % fewer blocks at a time, each with the largest
-   warp arena that fits), in both the plain and the compact layout (its build counted
-   ``COMPACT_COST`` slower), is rated by :func:`model_time`, and the fastest runs.  A grid
-   that would run block-wide a task holding more than ``CRITICAL_SHARE`` warps' fair share
-   of the wedges is out: the block-wide phase would wait for it alone (dbpedia-occupation's
-   hub: 1.22-1.32x block-wide, 0.89x with every task on a warp).  If the plain layout does
-   not fit at all, the compact one may (it needs less): the rule then plans it.
+   search deep, and block-wide that costs far more than the rule's 7 times, so fewer blocks
+   with fewer block-wide tasks can be faster.  Then every grid from the largest down (5 %
+   fewer blocks at a time, each with the largest warp arena that fits), in both the plain and
+   the compact layout (its build counted ``COMPACT_COST`` slower), is rated by
+   :func:`model_time`, and the fastest runs.  A grid that would run block-wide a task holding
+   more than ``CRITICAL_SHARE`` warps' fair share of the wedges is out: the block-wide phase
+   would wait for it alone.  If the plain layout does not fit at all, the compact one may (it
+   needs less): the rule then plans it.
 
 :func:`model_time`, time over the uncapped run's, for B of B_max blocks:
 
     A + (B_max / B) * (B0 + max(0, C_BUTTERFLY * s_b - C_WEDGE * s_w))
 
 with s_b and s_w the block-wide tasks' shares of the butterflies and of the wedges plus
-degrees: a hub's task (many wedges, little search) runs block-wide at little cost
-(DBLP-author at 1 GiB, a third of the wedges block-wide: 1.02x).  The constants are a
-least-squares fit to 90 measured grids (five paper-sized stand-ins, caps 0.25-2 GiB, 128 to
-1,056 blocks, H100, 2026-11-26, ``benchmarks/memory-caps/results/2026-11-26-grid-sweep/``,
-``fit.py`` there).  The model alone rated every graph there within 1.14x of its best grid,
-but it misjudged small graphs and graphs whose block-wide tasks search little
-(YouTube-blocks at 0.5 GiB 1.17x against the rule's 1.03x, DBLP-author at 0.5 GiB 1.68x
-against 1.49x): hence the rule first, the model only where the rule is known to fail.
+degrees: a hub's task (many wedges, little search) runs block-wide at little cost.  The
+constants are a least-squares fit to measured grids of paper-sized stand-ins under caps (the
+memory-caps benchmark).  The model misjudges small graphs and graphs whose block-wide tasks
+search little, where the rule is better: hence the rule first, the model only where the rule
+is known to fail.
 
 If not even one block can hold the largest task, the run cannot fit:
 :class:`cumbe.launch.DeviceMemoryError`.
@@ -60,7 +55,7 @@ MARGIN_FRACTION = 0.03
 A, B0, C_BUTTERFLY, C_WEDGE = 0.739, 0.267, 2.361, 0.711
 BLOCK_WIDE_COST = 7  # the rule before: a block-wide task's work, in warp work
 BLOCK_WIDE_MIN_SHARE = 0.15  # the rule before: below this share block-wide, warps if as many
-COMPACT_COST = 1.03  # the compact build against the plain one, uncapped (0-4.5 %, grid sweep)
+COMPACT_COST = 1.03  # the compact build's time over the plain one's, uncapped (measured)
 CRITICAL_SHARE = 4.0  # the most warps' fair share of the wedges a block-wide task may hold
 GRID_STEP = 0.95  # candidate grids: the largest, then 5 % fewer blocks at a time
 

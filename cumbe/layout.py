@@ -34,9 +34,8 @@ the engine launches only when memory is short: ``cumbe.engine``) needs less (at 
 words more, where the level table's alignment falls the other way): TAG lies in
 the search view under the dead hash (it is first written once the lists exist), and the
 hash has 2 n_b entries, not the next power of two (``fetch`` scales its hash by a
-multiply).  On IMDB-actor-blocks the largest task needs 17 % less.  In the plain build the
-same code cost 2-16 % uncapped (benchmarks/memory-caps/results/2026-11-26-layout-trial), so
-the plain build keeps the layout above.
+multiply).  The plain build keeps the layout above: the same code in it ran slower uncapped
+(measured in the memory-caps benchmark).
 """
 
 from __future__ import annotations

@@ -29,12 +29,11 @@ from mbebench import progress as MP
 
 ENV = "CUMBE_PROGRESS_S"
 # The kernel's end: a thread of its own blocks in the end event's synchronize, so the host
-# sees the end at once (the multi-GPU queue pays any delay for every shard: polls of up to
-# 0.2 s cost 0.12 s a shard on an H100, benchmarks/multi-gpu/shard_cost.py).  Polling the
-# event from the waiting thread instead (cuEventQuery every 1-2 ms) added 0.1-0.2 ms to the
-# kernel time of every graph under 20 ms (H100, 2026-11-26, benchmarks/gpu/README.md).  The
-# waiting thread only checks that thread's flag, from the first wait doubling up to the
-# longest (tests pass a fake clock and sleep).
+# sees the end at once (the multi-GPU queue pays any delay for every shard).  Polling the
+# event from the waiting thread instead (cuEventQuery every 1-2 ms) slowed the short kernels
+# (the figures are in the GPU and multi-GPU benchmarks).  The waiting thread only checks
+# that thread's flag, from the first wait doubling up to the longest (tests pass a fake
+# clock and sleep).
 FIRST_POLL_S = 0.001
 POLL_S = 0.002
 PR_TASKS, PR_COST, PR_BICLIQUES = range(3)  # as cumbe.kernel.consts (no numba import here)

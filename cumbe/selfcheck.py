@@ -76,7 +76,7 @@ def block_arena(graph, params: dict) -> int:
 
 
 # Graphs on which a GPU run once went wrong, with the run parameters that showed it.
-# H100, 2026-11-23: noRS thieves of a level above the victim's deepest one missed the
+# On a GPU: noRS thieves of a level above the victim's deepest one missed the
 # vertex whose subtree the victim was in (it joins Q only when that subtree ends), and
 # counted non-maximal bicliques (98 instead of 96); warps steal from each other in the
 # simulator as blocks do on a GPU.  Seeded random graphs of up to 9 vertices a side

@@ -110,7 +110,7 @@ SPEC = EngineSpec(
         Param("blocks", int, 0, minimum=0,
               doc="Thread blocks; 0 = the largest cooperative grid (1 in the simulator)."),
         Param("instrument", bool, (False, True), short="instr", key=True, untimed=True,
-              doc="Instrumented build (per-block busy time and per-phase clocks for the "
+              doc="Instrumented build (per-warp busy time and per-phase clocks for the "
                   "plots): it runs once, counts for agreement, and its times are not "
                   "cuMBE's times."),
         Param("side", str, "auto", choices=SIDES,

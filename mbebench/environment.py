@@ -6,7 +6,7 @@ it shares the machine with a timed run.  It
 imports no engine code: the package versions come from the installed
 distributions' metadata (a few milliseconds), the CUDA driver's version from
 ``libcuda`` through ctypes (no ``cuInit``, no context), and the GPU's name and
-driver from ``nvidia-smi`` when it is on the ``PATH`` (about 0.1 s on a GPU
+driver from ``nvidia-smi`` when it is on the ``PATH`` (a fraction of a second on a GPU
 machine, nothing elsewhere).  Every field is ``None`` when it cannot be found.
 """
 

@@ -28,7 +28,7 @@ the two columns are read as the two sides like any other file.
 
 The file is read in blocks of whole lines (``CHUNK_BYTES``), each parsed on
 its own, so memory is a constant for the block plus a few bytes per edge
-(int32 ids while reading; see ``benchmarks/ingest/README.md`` for the measured peak).
+(int32 ids while reading; the ingest benchmark measures the peak).
 Two implementations share the rules above: :func:`_fast` works on a block with
 numpy and gives up (returns None) at the first sign of trouble; :func:`_scan`
 is a plain line loop, run only on such a block, that either finds the first

@@ -97,7 +97,7 @@ def validate_row(row: Any, source: str = "<row>") -> dict:
 
 
 def upgrade(row: dict) -> dict:
-    """A schema_version 1 row in today's shape (rows committed under benchmarks/).
+    """A schema_version 1 row in today's shape (rows written by earlier versions).
 
     Version 1 had no ``label`` (now made by the engine's spec, else the run id)
     and no ``timed``: an instrumented build was a row whose params had

@@ -8,6 +8,8 @@ Set ``MBE_SHARED`` to point elsewhere.
 three) turns a skip of such a test into a failure: in CI a vanished prerequisite must
 not pass as green.  A test is a ``mirror`` test when it uses ``shared_dir`` or
 ``konect_mirror`` or is marked so; ``slurm`` and ``latex`` go by the mark.
+
+Every ``cudasim`` test is also ``slow`` (:func:`pytest_collection_modifyitems`).
 """
 
 from __future__ import annotations
@@ -60,6 +62,14 @@ def required() -> set[str]:
 
 def pytest_configure(config):
     required()  # a misspelt kind fails at once rather than requiring nothing
+
+
+def pytest_collection_modifyitems(config, items):
+    """A kernel in numba's simulator is slow: every ``cudasim`` test is ``slow`` too, so that
+    ``-m "not slow"`` (the developers' fast path, docs/development.md) runs none of them."""
+    for item in items:
+        if item.get_closest_marker("cudasim") and not item.get_closest_marker("slow"):
+            item.add_marker(pytest.mark.slow)
 
 
 def kinds_of(item) -> set[str]:

@@ -66,6 +66,7 @@ def test_a_missing_or_corrupt_graph_is_one_line_naming_the_file(tmp_path):
         f"error: {tmp_path}: cannot open CSR file (is a directory)"]
 
 
+@pytest.mark.cudasim
 def test_simulate_runs_the_cuda_simulator_without_the_environment_variable(tmp_path):
     g = csr.from_edges([0, 0, 1, 2], [0, 1, 1, 2], 3, 3)
     path = tmp_path / "g.csr"
@@ -78,6 +79,7 @@ def test_simulate_runs_the_cuda_simulator_without_the_environment_variable(tmp_p
     assert "simulator" in res.stdout
 
 
+@pytest.mark.cudasim
 def test_a_grid_cut_by_the_memory_cap_is_named(tmp_path):
     from cumbe.engine import smallest_memory_gib
 

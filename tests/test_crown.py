@@ -46,6 +46,7 @@ def test_crown_graph():
         standins.crown(1)
 
 
+@pytest.mark.slow  # crown graphs up to S_16 through both CPU engines and a pool
 def test_cpu_engines_count_the_crown_graph():
     for n in (6, 9, 13):
         g = standins.crown(n)

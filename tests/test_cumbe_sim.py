@@ -54,6 +54,7 @@ def test_simulator_matches_oracle():
     assert out["block_wide_runs"] >= 14 and out["regression_runs"] == 1
 
 
+@pytest.mark.cudasim
 def test_a_wrong_count_is_printed_with_its_graph_at_once():
     # a stand-in engine that counts one too many on any graph with an edge: selfcheck
     # stops at the first such graph and prints it, the parameters, expected and got
@@ -79,6 +80,7 @@ def test_a_wrong_count_is_printed_with_its_graph_at_once():
     assert not out["ok"] and out["failure"] == bad and out["examples"] == 1
 
 
+@pytest.mark.cudasim
 def test_a_hung_run_is_printed_with_its_graph():
     code = (
         "import sys, time\n"
@@ -113,6 +115,7 @@ def test_no_gpu_no_simulator_skips():
     assert "SKIPPED no CUDA device" in p.stdout
 
 
+@pytest.mark.cudasim
 def test_cli_in_simulator(tmp_path):
     from mbebench.csr import from_edges, write_csr
 
@@ -131,6 +134,7 @@ def test_cli_in_simulator(tmp_path):
     assert r["stats"]["device"] == "simulator" and r["stats"]["blocks"] == 1
 
 
+@pytest.mark.cudasim
 def test_instrumented_phases_cover_every_block_for_the_whole_kernel():
     """Per-phase times add up to workers (warps) x kernel time: idle ones count as 'other'."""
     import json as _json
@@ -158,6 +162,7 @@ def test_instrumented_phases_cover_every_block_for_the_whole_kernel():
         assert total >= workers * kernel_s * (1 - 1e-9), variant
 
 
+@pytest.mark.cudasim
 def test_memory_cap_from_parameter_or_environment(tmp_path):
     # 0.05 GiB is below the reserve kept for the CUDA context: not even one block fits,
     # and the error names the graph file and the cap
@@ -239,6 +244,7 @@ print(json.dumps({"locked": patched.cumbe_locked, "patched": grab(patched),
 """
 
 
+@pytest.mark.cudasim
 def test_simulator_shared_arrays_one_per_block():
     """A block's threads get one shared array from a source line, also when they miss it
     at once (numba's simulator creates one per thread that misses: docs/gpu.md)."""

@@ -1,5 +1,5 @@
-"""benchmarks/device-pipeline: the one-command device run of the real pipeline.  What can be
-checked without the GPU machine: the script parses, its config plans the intended runs, and
+"""benchmarks/device-pipeline: the one command that runs the real pipeline on a GPU machine.
+What can be checked without a GPU: the script parses, its config plans the intended runs, and
 the kernel builds it warms are the ones the plan runs (so no run compiles while timed)."""
 
 from __future__ import annotations
@@ -67,11 +67,10 @@ def test_the_warmed_kernel_builds_are_the_planned_ones():
     assert set(re.findall(r"\b\w+(?:-instr)?:\d+", warm)) == planned
 
 
-def test_the_script_carries_what_it_installs():
+def test_the_script_runs_where_the_user_says():
+    """A work folder (and optionally a mirror folder) as arguments, nothing from elsewhere."""
     script = (HERE / "run.sh").read_text()
-    for folder in (".whl", ".whl-smk", ".mirror"):
-        assert f"{folder}/" in script, folder
+    assert 'WORK=${1:?' in script and "MIRROR=${2:-}" in script
+    assert "--configfile" in script and "benchmarks/device-pipeline/overrides.yaml" in script
     readme = (HERE / "README.md").read_text()
-    assert 'carry [".whl", ".whl-smk", ".mirror"]' in readme
-    # pulp is not carried: the greedy scheduler does not need it
-    assert "--scheduler greedy" in script
+    assert "bash benchmarks/device-pipeline/run.sh" in readme

@@ -32,26 +32,15 @@ def test_summary_flags_missed_bars_and_different_counts():
     assert "identical to uncapped 3" in text
 
 
-def test_pool_model_counts_tasks_a_pool_of_the_same_memory_would_run():
-    spec = importlib.util.spec_from_file_location("pool_model", _PATH.parent / "pool_model.py")
-    pm = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(pm)
+def test_the_smallest_cap_is_the_same_with_a_reused_preparation():
+    """The sweep asks for a graph's smallest cap with the preparation it reuses."""
     import numpy as np
 
     from cumbe import engine as E
-    from cumbe import prepare as PR
     from mbebench import csr
 
     rng = np.random.default_rng(3)
     left, right = rng.integers(0, 60, 900), rng.integers(0, 40, 900)
     g = csr.from_edges(left, right, 60, 40)
-    needs = E.task_needs(PR.prepare(g, "auto", True), True)
-    prep = E.prepare_for(g)  # the preparation it reuses gives the same smallest cap
+    prep = E.prepare_for(g)
     assert E.smallest_memory_gib(g, threads=128, prepared=prep) == E.smallest_memory_gib(g)
-    rows = pm.pool_rows(g, [1.0001, 1.001, 1000], max_blocks=64)  # the context margin is most
-    for r in rows:
-        assert needs.min() <= r["weighted_need"] <= needs.max()
-        assert 0 < r["pool_tasks"] <= 64 * 4 and r["today_warps"] <= 64 * 4
-        assert r["gain"] == pytest.approx(r["pool_tasks"] / r["today_warps"])
-    assert rows[0]["pool_tasks"] < rows[1]["pool_tasks"] <= rows[2]["pool_tasks"]
-    assert rows[2]["pool_tasks"] == 64 * 4  # memory to spare: every warp runs a task

@@ -1,4 +1,4 @@
-"""Through the real Snakemake pipeline on the tiny .test graphs: the README's
+"""Through the real Snakemake pipeline on the tiny .test graphs: docs/engines.md's
 "Bring your own engine" example (a cuMBE k sweep, a Python engine and a
 command-line engine), and a command-line engine that gets a count wrong.
 
@@ -44,7 +44,7 @@ def _oracle(work: Path) -> dict[str, tuple[int, str]]:
 
 
 def _readme_section() -> str:
-    text = (REPO / "README.md").read_text()
+    text = (REPO / "docs" / "engines.md").read_text()
     return text.split("## Bring your own engine", 1)[1].split("\n## ", 1)[0]
 
 

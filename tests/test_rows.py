@@ -161,7 +161,7 @@ def test_select_and_configs_use_the_rows_fields_not_their_file_names():
 
 
 def test_v1_rows_are_read_as_today(tmp_path):
-    """Rows written before labels and 'timed' (benchmarks/archive/device-run/rows)."""
+    """Rows written before labels and 'timed' (schema_version 1) read as today's."""
     row = cumbe("A", "noWS", instr=True)
     for key in ("label", "timed", "entry", "command"):
         row.pop(key)

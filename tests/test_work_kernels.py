@@ -19,6 +19,8 @@ import work_analysis as WA  # noqa: E402
 from mbebench.csr import from_edges  # noqa: E402
 from mbebench.oracle import count_and_fingerprint  # noqa: E402
 
+pytestmark = pytest.mark.slow  # each variant compiles a kernel build of its own
+
 
 def _graphs():
     rng = np.random.default_rng(11)

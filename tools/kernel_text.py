@@ -29,7 +29,7 @@ sys.path.insert(0, os.getcwd())  # the tree it is run in
 def text_fingerprint(cubin: bytes) -> str:
     """sha256 over the sorted digests of the ELF64 cubin's ``.text*`` sections, and their
     total bytes (16 bytes an sm_90 instruction): set-up code that grows the kernel moved its
-    speed by 11-16 % (benchmarks/memory-caps/results/2026-11-26-layout-trial)."""
+    speed (benchmarks/memory-caps/README.md has the figures)."""
     shoff, = struct.unpack_from("<Q", cubin, 0x28)
     shentsize, shnum, shstrndx = struct.unpack_from("<HHH", cubin, 0x3A)
     secs = [struct.unpack_from("<IIQQQQ", cubin, shoff + i * shentsize) for i in range(shnum)]

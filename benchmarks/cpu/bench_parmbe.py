@@ -235,7 +235,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     names = args.datasets or list(DATASETS) + list(SYNTHETIC)
     for n in names:
-        # a CSR already in the cache needs no mirror (the device machine has none)
+        # a CSR already in the cache needs no mirror (a machine without the mirror has none)
         if n not in DATASETS and n not in SYNTHETIC and not (args.cache / f"{n}.csr").exists():
             ap.error(f"unknown dataset {n!r} (not in the mirror, no {args.cache / (n + '.csr')})")
     csrs = {n: prepare(n, args.mirror, args.cache) for n in names}

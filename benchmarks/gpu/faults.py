@@ -1,6 +1,6 @@
-"""cuMBE's GPU fault paths on a real GPU (run on the device machine; docs/gpu.md recipe).
+"""cuMBE's GPU fault paths on a real GPU (run on a GPU machine).
 
-    python3 benchmarks/gpu/faults.py --out $OUT [--csr-dir .csr] [--dataset Marvel]
+    python3 benchmarks/gpu/faults.py --out results/faults [--csr-dir .csr] [--dataset Marvel]
     python3 benchmarks/gpu/faults.py --simulate --out /tmp/faults   # dry run, no GPU
 
 Nothing in the CUDA layer is patched: memory is really taken, launches really fail.
@@ -198,7 +198,7 @@ def one_line_naming(msg: str, name: str) -> bool:
 
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--out", default=os.environ.get("OUT", "faults-out"))
+    ap.add_argument("--out", default="faults-out")
     ap.add_argument("--csr-dir", default=str(REPO / ".csr"))
     ap.add_argument("--dataset", default="Marvel")
     ap.add_argument("--config", default=str(REPO / "config" / "config.yaml"))

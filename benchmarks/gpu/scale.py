@@ -1,6 +1,6 @@
-"""cuMBE at the paper's scale, on stand-ins of its large datasets (run on the device machine).
+"""cuMBE at the paper's scale, on stand-ins of its large datasets (on a GPU machine).
 
-    python benchmarks/gpu/scale.py --out $OUT/scale --presets BookCrossing,IMDB-actor \\
+    python benchmarks/gpu/scale.py --out results/scale --presets BookCrossing,IMDB-actor \\
         --seeds 1 --budget 400 [--parmbe 16] [--cap-gib 24] [--old .old]
 
 For each stand-in (benchmarks/standins.py, generated here into --graphs, reused when
@@ -30,7 +30,7 @@ sys.path.insert(0, str(REPO))
 
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--out", default=os.environ.get("OUT", "scale-out"))
+    ap.add_argument("--out", default="scale-out")
     ap.add_argument("--graphs", default="/tmp/standins")
     ap.add_argument("--presets", default="YouTube,BookCrossing,stackoverflow,IMDB-actor,DBLP-author")
     ap.add_argument("--seeds", default="1")

@@ -1,6 +1,6 @@
-"""Verify and time cuMBE on a GPU (run on the device machine; see docs/gpu.md).
+"""Verify and time cuMBE on a GPU.
 
-    python benchmarks/gpu/verify_and_time.py --out $OUT --budget 540 [--smoke]
+    python benchmarks/gpu/verify_and_time.py --out results/gpu --budget 540 [--smoke]
 
 1. random graphs vs the brute-force oracle: every variant, grid sizes 1, 2, 7
    and the maximum cooperative grid, forced ("eager") and natural work stealing,
@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import platform
 import statistics
 import sys
@@ -48,7 +47,7 @@ DATASETS = [
 
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--out", default=os.environ.get("OUT", "gpu-out"))
+    ap.add_argument("--out", default="gpu-out")
     ap.add_argument("--csr-dir", default=str(REPO / ".csr"))
     ap.add_argument("--budget", type=float, default=540)
     ap.add_argument("--smoke", action="store_true")

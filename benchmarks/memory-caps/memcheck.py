@@ -1,9 +1,8 @@
 """compute-sanitizer memcheck on the small-cap runs of small graphs (issue 17, item 2).
 
-One device call, from the repo root (carry .whl and .csr; recipe in docs/gpu.md):
+On a GPU machine, from the repository root (CSR files of the mirror graphs in .csr/, benchmarks/README.md):
 
-    . benchmarks/gpu/device_env.sh
-    python3 benchmarks/memory-caps/memcheck.py --out $OUT/memcheck \
+    python3 benchmarks/memory-caps/memcheck.py --out results/memcheck \
         --graphs .csr/unicodelang.csr,.csr/brunson_corporate-leadership.csr,.csr/opsahl-ucforum.csr \
         --standins BookCrossing-blocks --scale 0.02 --caps smallest,0.25,0.5 --budget 240
 

@@ -3,7 +3,7 @@
     python3 benchmarks/multi-gpu/bench.py --out DIR [--budget 470] [--parts hard,crown,parmbe]
     MGPU_TINY=1 python3 benchmarks/multi-gpu/bench.py --out DIR    # dry run: CUDA simulator
 
-Run by ``run.sh`` (one device call, 2 GPUs).  What it does, within ``--budget`` seconds:
+Run by ``run.sh`` (a machine with 2 GPUs).  What it does, within ``--budget`` seconds:
 
 1. in parallel: compile the kernel into numba's cache (benchmarks/gpu/warm.py), generate the
    stand-ins (benchmarks/standins.py, ``-hard`` presets: ~1.5e9 bicliques each) and the crown
@@ -254,7 +254,7 @@ def parmbe_child(a) -> int:
 
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--out", default=os.environ.get("OUT", "/tmp/mgpu-out"))
+    ap.add_argument("--out", default="/tmp/mgpu-out")
     ap.add_argument("--budget", type=float, default=470.0,
                     help="seconds from the start of this script to the last run's end")
     ap.add_argument("--graphs", default="IMDB-actor-hard,BookCrossing-hard",
