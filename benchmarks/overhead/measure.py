@@ -7,9 +7,9 @@ ParMBE call around its algorithm, in one or more checkouts, on the same machine.
 Per checkout and graph, ``python -m cumbe run GRAPH --json ...`` runs ``--runs`` times in a
 fresh process each (the first fills numba's cache and the preparation's cache; the last is
 the one reported, a warm run).  Each process is timed from its spawn to its exit
-(``wall``), and split by timestamps the child takes into: interpreter start, the CLI's
-``main`` (imports, the graph, the run's own steps, ``stats.host_s`` where the checkout
-records them), and teardown after ``main`` returned.  ``--standin NAME:SCALE`` generates
+(``wall``); where the checkout records them (``main_s``, ``stats.host_s`` in the JSON), it
+is split into the interpreter's start and exit, imports and the graph, the run's host
+steps, the kernel's load (``compile_s``) and the kernel.  ``--standin NAME:SCALE`` generates
 a stand-in (``benchmarks/standins.py``, seed 1) into ``--work`` first.  ``--parmbe P``: per
 checkout and graph, ``baselines.parmbe.run(graph, processes=P)`` in a fresh process,
 ``--runs`` times; the call's wall minus its ``algo_seconds`` (the pool's start, the
@@ -31,16 +31,6 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
-
-CUMBE_PROBE = """
-import json, sys, time
-t_code = time.time()
-from cumbe.__main__ import main
-rc = main(["run", sys.argv[1], "--json", sys.argv[2]])
-t_end = time.time()
-with open(sys.argv[2] + ".probe", "w") as f:
-    json.dump({"t_code": t_code, "t_end": t_end, "rc": rc}, f)
-"""
 
 PARMBE_PROBE = """
 import json, sys, time
@@ -68,21 +58,20 @@ def _env(tree: Path) -> dict:
 
 def cumbe_once(tree: Path, graph: Path, tmp: Path) -> dict:
     out = tmp / f"cumbe-{time.monotonic_ns()}.json"
-    t_spawn = time.time()
-    proc = subprocess.run([sys.executable, "-c", CUMBE_PROBE, str(graph), str(out)], cwd=tree,
-                          env=_env(tree), capture_output=True, text=True)
-    t_exit = time.time()
+    t0 = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "cumbe", "run", str(graph), "--json", str(out)],
+                          cwd=tree, env=_env(tree), capture_output=True, text=True)
+    wall = time.perf_counter() - t0
     if proc.returncode != 0 or not out.exists():
         raise RuntimeError(f"{tree}: cumbe run {graph} failed: {proc.stderr[-2000:]}")
     res = json.loads(out.read_text())
-    probe = json.loads(Path(f"{out}.probe").read_text())
     stats = res["stats"]
-    wall = t_exit - t_spawn
+    main_s = res.get("main_s")  # (older checkouts do not record it)
     return {
         "engine": "cumbe", "count": res["count"], "wall_s": wall, "kernel_s": res["kernel_s"],
-        "beside_s": wall - res["kernel_s"], "compile_s": res["compile_s"],
-        "interpreter_s": probe["t_code"] - t_spawn, "main_s": probe["t_end"] - probe["t_code"],
-        "teardown_s": t_exit - probe["t_end"], "host_s": stats.get("host_s"),
+        "beside_s": wall - res["kernel_s"], "compile_s": res["compile_s"], "main_s": main_s,
+        "outside_main_s": None if main_s is None else wall - main_s,
+        "host_s": stats.get("host_s"),
         "setup_s": stats.get("setup_s"), "prepare_s": stats.get("prepare_s"),
         "blocks": stats.get("blocks"), "device": stats.get("device"),
     }
@@ -114,8 +103,11 @@ def table(rows: list[dict]) -> str:
              "|---|---|---|---:|---:|---:|---|"]
     for r in rows:
         if r["engine"] == "cumbe":
-            parts = [f"interpreter {r['interpreter_s']:.2f}", f"main {r['main_s']:.2f}",
-                     f"teardown {r['teardown_s']:.2f}", f"compile/load {r['compile_s']:.2f}"]
+            parts = [f"compile/load {r['compile_s']:.2f}"]
+            if r.get("main_s") is not None:
+                run_s = r["kernel_s"] + r["compile_s"] + sum((r["host_s"] or {}).values())
+                parts = [f"interpreter start+exit {r['outside_main_s']:.2f}",
+                         f"imports+graph {r['main_s'] - run_s:.2f}", *parts]
             if r.get("host_s"):
                 parts += [f"{k} {v:.2f}" for k, v in r["host_s"].items() if v >= 0.01]
             algo = r["kernel_s"]
