@@ -6,7 +6,6 @@ import argparse
 import json
 import os
 import sys
-import threading
 import time
 
 DESCRIPTION = """\
@@ -79,26 +78,6 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
-def _start_cuda() -> threading.Thread:
-    """Import numba.cuda and create this process's CUDA context in a thread of its own: the
-    driver's start (a few tenths of a second) then overlaps reading the graph and its
-    preparation.  It is the context the run uses (the device's primary one); a failure
-    here is the run's to report."""
-
-    def start() -> None:
-        try:
-            from numba import cuda
-
-            if cuda.is_available():
-                cuda.current_context()
-        except Exception:  # noqa: BLE001 - the run meets it again and says what it is
-            pass
-
-    thread = threading.Thread(target=start, name="cumbe-cuda-start", daemon=True)
-    thread.start()
-    return thread
-
-
 def main(argv=None) -> int:
     started = time.perf_counter()
     a = build_parser().parse_args(argv)
@@ -106,18 +85,6 @@ def main(argv=None) -> int:
     if a.simulate:
         # read by numba when numba.cuda is first imported, which is below
         os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
-    cuda_start = None
-    if a.devices is None and os.environ.get("NUMBA_ENABLE_CUDASIM", "0") in ("", "0"):
-        # (with --devices the workers make their own contexts, and none is made here)
-        cuda_start = _start_cuda()
-    try:
-        return _run(a)
-    finally:
-        if cuda_start is not None:
-            cuda_start.join()
-
-
-def _run(a) -> int:
 
     from mbebench.csr import CSRError, read_csr
     from mbebench.shard import parse as parse_shard
