@@ -71,10 +71,6 @@ def worker(dev: int, visible: str, sim: bool, conn) -> None:
     try:
         from numba import cuda
 
-        from cumbe import single_device
-        from cumbe.prepare import shard_of, split, take, task_costs
-        from mbebench.csr import read_csr
-
         if sim:
             name = "simulator"
         else:
@@ -95,61 +91,76 @@ def worker(dev: int, visible: str, sim: bool, conn) -> None:
             return
         if job is None:
             return
-        n = job["n"]
         try:
-            t0 = time.perf_counter()
-            opts = job["options"]  # checked by the parent (cumbe.spec.run_options)
-            kind, what = job["graph"]
-            graph = read_csr(what, verify=False) if kind == "path" else what
-            base = single_device.prepare_for(graph, opts.variant, opts.side)
-            outer = None
-            if job["shard"] != sharding.WHOLE:
-                base, outer = shard_of(base, job["shard"])
-            # a task larger than the largest shard goes into pieces
-            tg = np.asarray(job["targets"], dtype=np.float64)
-            base = split(base, float(task_costs(base).sum()) * tg.max() / tg.sum(), tg.size)
-            costs = task_costs(base)
-            assign = sharding.assign_weighted(costs, tg)
-            loads = np.bincount(assign, weights=costs.astype(np.float64), minlength=n)
-            single_device.task_needs(base, base.rs)  # numba's first call, if any
-            prepare_s = time.perf_counter() - t0
-            compile_s = _load_kernel(cuda, opts, sim, bool((base.task_nk > 1).any()))
-            if not sim:  # the first launch's one-time costs (module load, allocations)
-                single_device.run(_tiny(), opts)
-            conn.send(("ready", {
-                "prepare_s": prepare_s, "compile_s": compile_s, "loads": loads.tolist(),
-                "n_tasks": int(base.tasks.size), "n_twins": int(base.n_twins),
-                "side": "left" if base.cand_left else "right",
-                "max_task_cost": float(costs.max()) if costs.size else 0.0, "outer": outer}))
+            graph, base, assign, ready = _prepare_job(job, cuda, sim)
         except BaseException as e:  # noqa: BLE001
             conn.send(("error", None, type(e).__name__, launch.one_line(e), ""))
             continue
-        while True:
-            msg = conn.recv()
-            if msg is None:  # the job is over
-                break
-            s = msg
-            t1 = time.perf_counter()
-            try:
-                if fault == "exit":
-                    os._exit(3)
-                if fault == "raise":
-                    raise launch.LaunchError(
-                        f"{launch.graph_label(graph)}: test fault ({FAULT_ENV})")
-                r = single_device.run(graph, opts,
-                                      prepared=take(base, np.flatnonzero(assign == s)))
-            except BaseException as e:  # noqa: BLE001 - the parent stops the job
-                ours = isinstance(e, (launch.LaunchError, launch.DeviceMemoryError,
-                                      launch.DeviceError))
-                text = " ".join(str(e).split()) if ours and str(e) else launch.one_line(e)
-                conn.send(("error", s, type(e).__name__, text, launch.graph_label(graph)))
-                continue  # the parent ends the job (None) or the process
-            t2 = time.perf_counter()
-            st = r.stats
-            conn.send(("done", s, int(r.count), int(r.fingerprint), t1, t2, {
-                "kernel_s": float(r.algo_seconds), "tasks": int(st.get("n_tasks", 0)),
-                "blocks": st.get("blocks"), "nodes": st.get("nodes"),
-                "memory_bytes": st.get("memory_bytes")}))
+        conn.send(("ready", ready))
+        _run_shards(conn, graph, job["options"], base, assign, fault)
         with contextlib.suppress(Exception):
             launch.device_memory(cuda)  # frees what the last shard left, before the next job
         conn.send(("idle",))
+
+
+def _prepare_job(job: dict, cuda, sim: bool):
+    """The job's graph, its preparation (the run's shard of it, heavy tasks in pieces), each
+    task's shard, and the "ready" report; the kernel loaded and launched once."""
+    from cumbe import single_device
+    from cumbe.prepare import shard_of, split, task_costs
+    from mbebench.csr import read_csr
+
+    t0 = time.perf_counter()
+    opts, n = job["options"], job["n"]  # checked by the parent (cumbe.spec.run_options)
+    kind, what = job["graph"]
+    graph = read_csr(what, verify=False) if kind == "path" else what
+    base = single_device.prepare_for(graph, opts.variant, opts.side)
+    outer = None
+    if job["shard"] != sharding.WHOLE:
+        base, outer = shard_of(base, job["shard"])
+    # a task larger than the largest shard goes into pieces
+    tg = np.asarray(job["targets"], dtype=np.float64)
+    base = split(base, float(task_costs(base).sum()) * tg.max() / tg.sum(), tg.size)
+    costs = task_costs(base)
+    assign = sharding.assign_weighted(costs, tg)
+    loads = np.bincount(assign, weights=costs.astype(np.float64), minlength=n)
+    single_device.task_needs(base, base.rs)  # numba's first call, if any
+    prepare_s = time.perf_counter() - t0
+    compile_s = _load_kernel(cuda, opts, sim, bool((base.task_nk > 1).any()))
+    if not sim:  # the first launch's one-time costs (module load, allocations)
+        single_device.run(_tiny(), opts)
+    return graph, base, assign, {
+        "prepare_s": prepare_s, "compile_s": compile_s, "loads": loads.tolist(),
+        "n_tasks": int(base.tasks.size), "n_twins": int(base.n_twins),
+        "side": "left" if base.cand_left else "right",
+        "max_task_cost": float(costs.max()) if costs.size else 0.0, "outer": outer}
+
+
+def _run_shards(conn, graph, opts, base, assign, fault: str | None) -> None:
+    """Run the shards the parent hands over, one launch each, until it sends None."""
+    from cumbe import single_device
+    from cumbe.prepare import take
+
+    while True:
+        s = conn.recv()
+        if s is None:  # the job is over
+            return
+        t1 = time.perf_counter()
+        try:
+            if fault == "exit":
+                os._exit(3)
+            if fault == "raise":
+                raise launch.LaunchError(f"{launch.graph_label(graph)}: test fault ({FAULT_ENV})")
+            r = single_device.run(graph, opts, prepared=take(base, np.flatnonzero(assign == s)))
+        except BaseException as e:  # noqa: BLE001 - the parent stops the job
+            ours = isinstance(e, (launch.LaunchError, launch.DeviceMemoryError,
+                                  launch.DeviceError))
+            text = " ".join(str(e).split()) if ours and str(e) else launch.one_line(e)
+            conn.send(("error", s, type(e).__name__, text, launch.graph_label(graph)))
+            continue  # the parent ends the job (None) or the process
+        t2 = time.perf_counter()
+        st = r.stats
+        conn.send(("done", s, int(r.count), int(r.fingerprint), t1, t2, {
+            "kernel_s": float(r.algo_seconds), "tasks": int(st.get("n_tasks", 0)),
+            "blocks": st.get("blocks"), "nodes": st.get("nodes"),
+            "memory_bytes": st.get("memory_bytes")}))

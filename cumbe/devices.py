@@ -323,32 +323,18 @@ class DevicePool(WorkerPool):
                 try:
                     msg = conn.recv()
                 except (EOFError, OSError):
-                    p = self._procs[d]
-                    p.join(1.0)
-                    s = running.get(d)
-                    where = (f"while running shard {s}/{n}" if s is not None else
-                             "before its first shard (preparing the graph or loading the "
-                             "kernel)" if d not in ready else "between shards")
-                    fail(launch.DeviceError(
-                        f"{label}: cuMBE worker of device {self._desc(d)} died (exit code "
-                        f"{p.exitcode}) {where}; no count"))
+                    fail(self._death(d, running.get(d), d in ready, n, label))
                 kind = msg[0]
                 if kind == "error":
-                    _, s, cls, text, glabel = msg
-                    prefix = f"{glabel}: "
-                    text = text[len(prefix):] if glabel and text.startswith(prefix) else text
-                    where = f"shard {s}/{n}" if s is not None else "preparing the graph"
-                    fail(_ERRORS.get(cls, launch.DeviceError)(
-                        f"{label}: cuMBE failed on device {self._desc(d)}, {where}: {text}; "
-                        "no count"))
+                    fail(self._failure(d, msg, n, label))
                 elif kind == "ready":
                     ready[d] = msg[1]
                     ready_at[d] = time.perf_counter() - t_start
                     if len(ready) == len(ids):
                         loads = ready[ids[0]]["loads"]
                         if any(r["loads"] != loads for r in ready.values()):
-                            fail(launch.DeviceError(f"{label}: the devices disagree on the shard "
-                                               "layout (a bug): no count"))
+                            fail(launch.DeviceError(f"{label}: the devices disagree on the "
+                                                    "shard layout (a bug): no count"))
                         order = sorted(range(n), key=lambda s: (-loads[s], s))
                         layout_order = list(order)
                         t_go = time.perf_counter()
@@ -371,6 +357,25 @@ class DevicePool(WorkerPool):
         total = time.perf_counter() - t_start
         return self._result(opts, ids, n, spd, shard, ready, ready_at, done, count, fp,
                             t_start, t_go, t_end, total, layout_order)
+
+    def _death(self, d: int, shard, was_ready: bool, n: int, label: str) -> BaseException:
+        """The error of a worker whose pipe closed: it died (one line, no count)."""
+        p = self._procs[d]
+        p.join(1.0)
+        where = (f"while running shard {shard}/{n}" if shard is not None else
+                 "between shards" if was_ready else
+                 "before its first shard (preparing the graph or loading the kernel)")
+        return launch.DeviceError(f"{label}: cuMBE worker of device {self._desc(d)} died (exit "
+                                  f"code {p.exitcode}) {where}; no count")
+
+    def _failure(self, d: int, msg: tuple, n: int, label: str) -> BaseException:
+        """The error a worker reported, as one line naming the graph, device and shard."""
+        _, s, cls, text, glabel = msg
+        prefix = f"{glabel}: "
+        text = text[len(prefix):] if glabel and text.startswith(prefix) else text
+        where = f"shard {s}/{n}" if s is not None else "preparing the graph"
+        return _ERRORS.get(cls, launch.DeviceError)(
+            f"{label}: cuMBE failed on device {self._desc(d)}, {where}: {text}; no count")
 
     def _result(self, opts, ids, n, spd, shard, ready, ready_at, done, count, fp, t_start,
                 t_go, t_end, total, order) -> EngineResult:

@@ -28,7 +28,8 @@ def random_graph(rng, nl, nr, p):
 @pytest.mark.parametrize("rs", [True, False])
 def test_prepare_renumbers_by_rank_and_counts_wedges(seed, rs):
     rng = np.random.default_rng(seed)
-    g = random_graph(rng, int(rng.integers(2, 30)), int(rng.integers(2, 30)), rng.uniform(0.05, 0.5))
+    g = random_graph(rng, int(rng.integers(2, 30)), int(rng.integers(2, 30)),
+                     rng.uniform(0.05, 0.5))
     p = prepare(g, "auto", rs)
     cand = (g.left_offsets, g.left_indices) if p.cand_left else (g.right_offsets, g.right_indices)
     deg = np.diff(cand[0])
@@ -122,7 +123,8 @@ def test_nbytes_is_the_sum_of_the_allocations():
         to_device = staticmethod(np.array)
         device_array = staticmethod(lambda shape, dtype: np.empty(shape, dtype))
 
-    plan = buffers.Plan(n_u=10, n_v=7, n_edges=23, n_tasks=9, k=5, blocks=3, warps=2, arena_words=40)
+    plan = buffers.Plan(n_u=10, n_v=7, n_edges=23, n_tasks=9, k=5, blocks=3, warps=2,
+                        arena_words=40)
     host = {"offU": np.zeros(11, np.int64), "adjU": np.zeros(23, np.int32),
             "offV": np.zeros(8, np.int64), "adjV": np.zeros(23, np.int32),
             "orig": np.zeros(10, np.int32), "tasks": np.zeros(9, np.int32),
@@ -144,7 +146,8 @@ def test_nbytes_is_the_sum_of_the_allocations():
 # ---------------------------------------------------------------- grid planner
 
 
-BASE = buffers.Plan(n_u=1000, n_v=800, n_edges=5000, n_tasks=900, k=24, blocks=1, warps=4, arena_words=2)
+BASE = buffers.Plan(n_u=1000, n_v=800, n_edges=5000, n_tasks=900, k=24, blocks=1, warps=4,
+                    arena_words=2)
 
 
 def test_grid_all_tasks_fit_warps():
