@@ -472,3 +472,22 @@ def test_the_preparation_cache_can_be_switched_off(tmp_path, monkeypatch):
     write_csr(random_graph(np.random.default_rng(1), 10, 10, 0.4), tmp_path / "g.csr")
     preparation.prepare_cached(read_csr(tmp_path / "g.csr"))
     assert not (tmp_path / preparation.CACHE_DIR).exists()
+
+
+def test_engine_run_checks_its_parameters_before_anything_starts(monkeypatch):
+    """Bad parameters fail at once, on one device or several, before a device, a worker
+    process or the preparation is touched (the preparation would raise otherwise)."""
+    from cumbe import engine, single_device
+
+    def untouched(*_a, **_k):
+        raise AssertionError("ran past the parameter check")
+
+    monkeypatch.setattr(single_device, "run", untouched)
+    g = from_edges([0, 1], [1, 0], 2, 2)
+    for bad, words in ((dict(threads=48), "multiple of 32"), (dict(k=0), "k must be"),
+                       (dict(variant="noXY"), "unknown cuMBE variant"),
+                       (dict(shard="1/1"), "shard must be"),
+                       (dict(devices=2, idle_fraction=2.0), "idle_fraction"),
+                       (dict(devices="0,0"), "devices must be")):
+        with pytest.raises(ValueError, match=words):
+            engine.run(g, **bad)
