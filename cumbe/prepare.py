@@ -303,7 +303,8 @@ def prepare_cached(graph: CSRGraph, side: str = "auto", rs: bool = True) -> Prep
     CSR file when it holds this graph's preparation, else computed and stored there (a
     graph without a file, ``CUMBE_PREP_CACHE=0`` or a folder that cannot be written: no
     cache)."""
-    if not graph.path or os.environ.get(CACHE_ENV, "1").strip() == "0":
+    if (not graph.path or os.environ.get(CACHE_ENV, "1").strip() == "0"
+            or not Path(graph.path).is_file()):  # (a graph in memory that names a file)
         return prepare(graph, side, rs)
     cand_left = choose_side(graph, side)
     path = cache_path(graph, cand_left, rs)

@@ -491,3 +491,12 @@ def test_engine_run_checks_its_parameters_before_anything_starts(monkeypatch):
                        (dict(devices="0,0"), "devices must be")):
         with pytest.raises(ValueError, match=words):
             engine.run(g, **bad)
+
+
+def test_a_graph_in_memory_that_names_no_file_is_not_cached(tmp_path, monkeypatch):
+    from cumbe import prepare as preparation
+
+    monkeypatch.delenv(preparation.CACHE_ENV, raising=False)
+    g = replace(random_graph(np.random.default_rng(2), 10, 10, 0.4), path=str(tmp_path / "x.csr"))
+    _same_prep(preparation.prepare_cached(g), prepare(g))
+    assert not (tmp_path / preparation.CACHE_DIR).exists()
