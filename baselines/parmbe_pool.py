@@ -1,9 +1,13 @@
 """ParMBE's worker pool (:mod:`baselines.parmbe`): warmed worker processes that
 take the tasks of a plan (:mod:`baselines.parmbe_plan`) in order.
 
-* a pool of worker processes ("forkserver" start method, never "fork": numba
-  and fork do not mix), one per core by default; each worker warms the JIT once
-  on a tiny graph when it starts (reported as ``compile_seconds``) and maps the
+* a pool of worker processes ("forkserver" start method, never a fork of the
+  parent: numba and fork do not mix in a process that may run threads), one per
+  core by default.  The server imports ParMBE and warms its kernels once
+  (:mod:`baselines.parmbe_preload`), so each worker, a fork of the single-threaded
+  server, starts with them loaded; :func:`start_server` starts it early, so that
+  its start overlaps the caller's own work.  Each worker checks the JIT on a tiny
+  graph when it starts (reported as ``compile_seconds``) and maps the
   binary CSR file read-only (``read_csr(path, verify=False)``) on its first
   run on that file; no graph is pickled;
 * the plan goes to the workers once (a file in shared memory); the workers
@@ -26,6 +30,7 @@ import multiprocessing as mp
 import os
 import queue
 import signal
+import sys
 import tempfile
 import threading
 import time
@@ -39,6 +44,8 @@ from mbebench.engine import WorkerPool
 # Seconds terminate() waits for the pool to stop before it sends SIGKILL to the workers.
 TERMINATE_GRACE_S = 5.0
 START_METHOD = "forkserver"
+# what the forkserver imports before it forks any worker (__main__: multiprocessing's default)
+PRELOAD = ("__main__", "baselines.parmbe_preload")
 READY_TIMEOUT_S = 600.0
 MASK64 = (1 << 64) - 1
 
@@ -71,7 +78,8 @@ def _init_worker(ready_q, next_task, done) -> None:
     except BaseException:
         ready_q.put(("error", os.getpid(), traceback.format_exc()))
         raise
-    ready_q.put(("ready", os.getpid(), compile_s))
+    # inherited from the forkserver: the kernels were loaded before the fork
+    ready_q.put(("ready", os.getpid(), compile_s, PRELOAD[-1] in sys.modules))
 
 
 def _graph_key(path: str, u_is_left: bool) -> tuple:
@@ -122,6 +130,16 @@ def _work(key, plan_path):
     return os.getpid(), count, fp, ntasks, busy, cpu, max_task, first, last
 
 
+def start_server(start_method: str = START_METHOD) -> None:
+    """Start the forkserver with ParMBE preloaded, without waiting for it (the first worker
+    it forks waits); nothing for another start method, or when it runs already."""
+    if start_method == "forkserver":
+        from multiprocessing import forkserver
+
+        mp.get_context(start_method).set_forkserver_preload(list(PRELOAD))
+        forkserver.ensure_running()
+
+
 # The plan file lives in memory where possible: it is written and read once.
 _PLAN_DIR = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
 
@@ -136,6 +154,7 @@ class ParMBEPool(WorkerPool):
             raise ValueError("processes must be >= 1")
         ctx = mp.get_context(start_method)
         t0 = time.perf_counter()
+        start_server(start_method)
         self._ready = ctx.Queue()
         self._next = ctx.Value("q", 0)
         self._done = ctx.Array("d", 3, lock=False)  # guarded by self._next's lock
@@ -149,6 +168,7 @@ class ParMBEPool(WorkerPool):
         self.max_task_s = 0.0
         self.pids: list[int] = []
         self.compile_times: list[float] = []
+        self.preloaded: list[bool] = []  # per worker: forked with the kernels loaded
         try:
             deadline = time.monotonic() + READY_TIMEOUT_S
             seen = set()
@@ -173,6 +193,7 @@ class ParMBEPool(WorkerPool):
                     raise RuntimeError(f"ParMBE worker failed to start:\n{msg[2]}")
                 self.pids.append(msg[1])
                 self.compile_times.append(msg[2])
+                self.preloaded.append(msg[3])
         except BaseException:
             self.terminate()
             raise

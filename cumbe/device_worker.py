@@ -1,6 +1,6 @@
 """One device's worker process of the multi-GPU queue (:mod:`cumbe.devices`): it prepares a
 job's graph once, loads the kernel, reports ready, then runs the shards the parent hands it,
-one :func:`cumbe.engine.run` each, and reports each one's count, fingerprint and times (or
+one :func:`cumbe.single_device.run` each, and reports each one's count, fingerprint and times (or
 its failure, in one line).  Messages over one pipe: ("up", name, pid) | ("dead", type,
 text) at start; ("ready", stats) | ("error", shard, type, text, graph) | ("done", ...) |
 ("idle",) per job."""
@@ -15,8 +15,8 @@ import time
 
 import numpy as np
 
-from cumbe import launch as L
-from mbebench import shard as SH
+from cumbe import launch
+from mbebench import shard as sharding
 from mbebench.engine import EngineSkipped
 
 # Test hook: "<device id>:raise" (the worker's first shard raises a LaunchError) or
@@ -45,21 +45,20 @@ def _fault(dev: int) -> str | None:
     return None
 
 
-def _load_kernel(cuda, params: dict, sim: bool, pieces: bool = False) -> float:
+def _load_kernel(cuda, opts, sim: bool, pieces: bool = False) -> float:
     """Compile (or load from numba's cache) the kernel the shards will launch (both builds
     when some task runs in pieces: a shard without one runs the plain build)."""
-    from cumbe import buffers as B
-    from cumbe import kernel as K
-    from cumbe.variants import ABLATIONS
+    from cumbe import buffers
+    from cumbe import kernel as kernels
 
-    rs, es, ws = ABLATIONS[params.get("variant", "cuMBE")]
+    rs, es, ws = opts.switches
     t = time.perf_counter()
     for p in (False, True) if pieces else (False,):
-        kern = K.build(rs=rs, es=es, ws=ws, instr=bool(params.get("instrument", False)),
-                       threads=int(params.get("threads", 128)), pieces=p)
+        kern = kernels.build(rs=rs, es=es, ws=ws, instr=opts.instrument, threads=opts.threads,
+                             pieces=p)
         if not sim:
-            sig = tuple(kern.typeof_pyval(x) for x in B.typing_dummies(cuda))
-            kern.compile(sig).max_cooperative_grid_blocks(int(params.get("threads", 128)))
+            sig = tuple(kern.typeof_pyval(x) for x in buffers.typing_dummies(cuda))
+            kern.compile(sig).max_cooperative_grid_blocks(opts.threads)
     return 0.0 if sim else time.perf_counter() - t
 
 
@@ -72,10 +71,6 @@ def worker(dev: int, visible: str, sim: bool, conn) -> None:
     try:
         from numba import cuda
 
-        from cumbe import engine as E
-        from cumbe import prepare as P
-        from mbebench.csr import read_csr
-
         if sim:
             name = "simulator"
         else:
@@ -83,9 +78,9 @@ def worker(dev: int, visible: str, sim: bool, conn) -> None:
                 raise EngineSkipped("no CUDA device")
             d = cuda.get_current_device()
             name = d.name.decode() if isinstance(d.name, bytes) else str(d.name)
-            L.device_memory(cuda)  # the context, before any job
+            launch.device_memory(cuda)  # the context, before any job
     except BaseException as e:  # noqa: BLE001 - reported, then the worker ends
-        conn.send(("dead", type(e).__name__, L.one_line(e)))
+        conn.send(("dead", type(e).__name__, launch.one_line(e)))
         return
     conn.send(("up", name, os.getpid()))
     fault = _fault(dev)
@@ -96,58 +91,76 @@ def worker(dev: int, visible: str, sim: bool, conn) -> None:
             return
         if job is None:
             return
-        params, n = job["params"], job["n"]
         try:
-            t0 = time.perf_counter()
-            kind, what = job["graph"]
-            graph = read_csr(what, verify=False) if kind == "path" else what
-            base = E.prepare_for(graph, params.get("variant", "cuMBE"),
-                                 params.get("side", "auto"))
-            outer = None
-            if job["shard"] != SH.WHOLE:
-                base, outer = P.shard_of(base, job["shard"])
-            # a task larger than the largest shard goes into pieces
-            tg = np.asarray(job["targets"], dtype=np.float64)
-            base = P.split(base, float(P.task_costs(base).sum()) * tg.max() / tg.sum(), tg.size)
-            costs = P.task_costs(base)
-            assign = SH.assign_weighted(costs, tg)
-            loads = np.bincount(assign, weights=costs.astype(np.float64), minlength=n)
-            E.task_needs(base, base.rs)  # numba's first call (a compile or cache load)
-            prepare_s = time.perf_counter() - t0
-            compile_s = _load_kernel(cuda, params, sim, bool((base.task_nk > 1).any()))
-            if not sim:  # the first launch's one-time costs (module load, allocations)
-                E.run(_tiny(), **params)
-            conn.send(("ready", {
-                "prepare_s": prepare_s, "compile_s": compile_s, "loads": loads.tolist(),
-                "n_tasks": int(base.tasks.size), "n_twins": int(base.n_twins),
-                "side": "left" if base.cand_left else "right",
-                "max_task_cost": float(costs.max()) if costs.size else 0.0, "outer": outer}))
+            graph, base, assign, ready = _prepare_job(job, cuda, sim)
         except BaseException as e:  # noqa: BLE001
-            conn.send(("error", None, type(e).__name__, L.one_line(e), ""))
+            conn.send(("error", None, type(e).__name__, launch.one_line(e), ""))
             continue
-        while True:
-            msg = conn.recv()
-            if msg is None:  # the job is over
-                break
-            s = msg
-            t1 = time.perf_counter()
-            try:
-                if fault == "exit":
-                    os._exit(3)
-                if fault == "raise":
-                    raise L.LaunchError(f"{L.graph_label(graph)}: test fault ({FAULT_ENV})")
-                r = E.run(graph, **params, prepared=P.take(base, np.flatnonzero(assign == s)))
-            except BaseException as e:  # noqa: BLE001 - the parent stops the job
-                ours = isinstance(e, (L.LaunchError, L.DeviceMemoryError, L.DeviceError))
-                text = " ".join(str(e).split()) if ours and str(e) else L.one_line(e)
-                conn.send(("error", s, type(e).__name__, text, L.graph_label(graph)))
-                continue  # the parent ends the job (None) or the process
-            t2 = time.perf_counter()
-            st = r.stats
-            conn.send(("done", s, int(r.count), int(r.fingerprint), t1, t2, {
-                "kernel_s": float(r.algo_seconds), "tasks": int(st.get("n_tasks", 0)),
-                "blocks": st.get("blocks"), "nodes": st.get("nodes"),
-                "memory_bytes": st.get("memory_bytes")}))
+        conn.send(("ready", ready))
+        _run_shards(conn, graph, job["options"], base, assign, fault)
         with contextlib.suppress(Exception):
-            L.device_memory(cuda)  # frees what the last shard left, before the next job
+            launch.device_memory(cuda)  # frees what the last shard left, before the next job
         conn.send(("idle",))
+
+
+def _prepare_job(job: dict, cuda, sim: bool):
+    """The job's graph, its preparation (the run's shard of it, heavy tasks in pieces), each
+    task's shard, and the "ready" report; the kernel loaded and launched once."""
+    from cumbe import single_device
+    from cumbe.prepare import shard_of, split, task_costs
+    from mbebench.csr import read_csr
+
+    t0 = time.perf_counter()
+    opts, n = job["options"], job["n"]  # checked by the parent (cumbe.spec.run_options)
+    kind, what = job["graph"]
+    graph = read_csr(what, verify=False) if kind == "path" else what
+    base = single_device.prepare_for(graph, opts.variant, opts.side)
+    outer = None
+    if job["shard"] != sharding.WHOLE:
+        base, outer = shard_of(base, job["shard"])
+    # a task larger than the largest shard goes into pieces
+    tg = np.asarray(job["targets"], dtype=np.float64)
+    base = split(base, float(task_costs(base).sum()) * tg.max() / tg.sum(), tg.size)
+    costs = task_costs(base)
+    assign = sharding.assign_weighted(costs, tg)
+    loads = np.bincount(assign, weights=costs.astype(np.float64), minlength=n)
+    single_device.task_needs(base, base.rs)  # numba's first call, if any
+    prepare_s = time.perf_counter() - t0
+    compile_s = _load_kernel(cuda, opts, sim, bool((base.task_nk > 1).any()))
+    if not sim:  # the first launch's one-time costs (module load, allocations)
+        single_device.run(_tiny(), opts)
+    return graph, base, assign, {
+        "prepare_s": prepare_s, "compile_s": compile_s, "loads": loads.tolist(),
+        "n_tasks": int(base.tasks.size), "n_twins": int(base.n_twins),
+        "side": "left" if base.cand_left else "right",
+        "max_task_cost": float(costs.max()) if costs.size else 0.0, "outer": outer}
+
+
+def _run_shards(conn, graph, opts, base, assign, fault: str | None) -> None:
+    """Run the shards the parent hands over, one launch each, until it sends None."""
+    from cumbe import single_device
+    from cumbe.prepare import take
+
+    while True:
+        s = conn.recv()
+        if s is None:  # the job is over
+            return
+        t1 = time.perf_counter()
+        try:
+            if fault == "exit":
+                os._exit(3)
+            if fault == "raise":
+                raise launch.LaunchError(f"{launch.graph_label(graph)}: test fault ({FAULT_ENV})")
+            r = single_device.run(graph, opts, prepared=take(base, np.flatnonzero(assign == s)))
+        except BaseException as e:  # noqa: BLE001 - the parent stops the job
+            ours = isinstance(e, (launch.LaunchError, launch.DeviceMemoryError,
+                                  launch.DeviceError))
+            text = " ".join(str(e).split()) if ours and str(e) else launch.one_line(e)
+            conn.send(("error", s, type(e).__name__, text, launch.graph_label(graph)))
+            continue  # the parent ends the job (None) or the process
+        t2 = time.perf_counter()
+        st = r.stats
+        conn.send(("done", s, int(r.count), int(r.fingerprint), t1, t2, {
+            "kernel_s": float(r.algo_seconds), "tasks": int(st.get("n_tasks", 0)),
+            "blocks": st.get("blocks"), "nodes": st.get("nodes"),
+            "memory_bytes": st.get("memory_bytes")}))

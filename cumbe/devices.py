@@ -9,7 +9,7 @@
   that one device as device 0 (ids are positions in the parent's own visible list).
 * A run sends every participating worker the job; each one reads the graph (the CSR
   file by path, mapped; an in-memory graph is pickled), makes the host preparation
-  ONCE (:func:`cumbe.engine.prepare_for`), computes the same partition of the
+  ONCE (:func:`cumbe.single_device.prepare_for`), computes the same partition of the
   first-level tasks into ``n`` shards (:func:`mbebench.shard.assign_weighted`, LPT by
   estimated cost towards the shards' shares), loads the kernel, and reports ready.
 * ``n`` = ``shards_per_device`` x devices, of decreasing size
@@ -22,7 +22,7 @@
 * Once every worker is ready the parent keeps the shard indices in one queue, largest
   estimated cost first, and hands each device the next one when it reports the last one
   done (a dynamic queue over one pipe per worker, not a static split); each shard is one
-  :func:`cumbe.engine.run` on the reused preparation.  One device runs one shard (one
+  :func:`cumbe.single_device.run` on the reused preparation.  One device runs one shard (one
   kernel: nothing to balance); ``shards=`` gives that many equal shards instead.
 * The parent sums the counts (Python int) and the fingerprints (mod 2**64).  A failure
   on any device, or a worker that dies (its pipe closes), stops the run's workers and
@@ -50,6 +50,7 @@ whose workers run the simulator and only record their id (tests).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import multiprocessing as mp
 import os
 import threading
@@ -60,10 +61,10 @@ from typing import Any
 
 import numpy as np
 
-from cumbe import launch as L
+from cumbe import launch
 from cumbe.device_worker import worker
-from cumbe.spec import SHARDS_PER_DEVICE, parse_devices
-from mbebench import shard as SH
+from cumbe.spec import SHARDS_PER_DEVICE, RunOptions, parse_devices, run_options
+from mbebench import shard as sharding
 from mbebench.engine import EngineResult, EngineSkipped, WorkerPool
 
 SIM_DEVICES_ENV = "CUMBE_SIM_DEVICES"
@@ -78,7 +79,7 @@ TIME_NOTE = (
     "kernel_s_sum: the shards' kernel seconds summed over all devices (device time, not "
     "comparable with one run's kernel seconds); total_wall_s: wall_s plus the workers' "
     "start, graph preparation and kernel load")
-_ERRORS = {c.__name__: c for c in (L.LaunchError, L.DeviceMemoryError, L.DeviceError,
+_ERRORS = {c.__name__: c for c in (launch.LaunchError, launch.DeviceMemoryError, launch.DeviceError,
                                     EngineSkipped, ValueError, TypeError)}
 
 
@@ -180,7 +181,7 @@ class DevicePool(WorkerPool):
             except EOFError:
                 msg = ("dead", "DeviceError", f"exit code {self._procs[d].exitcode}")
             if msg[0] == "dead":
-                raise _ERRORS.get(msg[1], L.DeviceError)(
+                raise _ERRORS.get(msg[1], launch.DeviceError)(
                     f"cuMBE device pool: device {self._desc(d)} could not start: {msg[2]}")
             self.names[d], self.pids[d] = msg[1], msg[2]
 
@@ -241,20 +242,25 @@ class DevicePool(WorkerPool):
             raise ValueError(f"device {missing[0]} is not in the pool ({self.ids})")
         return list(d)
 
-    def run(self, graph, params: dict | None = None, *, devices: Any = None,
+    def run(self, graph, params: dict | RunOptions | None = None, *, devices: Any = None,
             shards: int | None = None, shards_per_device: int = SHARDS_PER_DEVICE,
-            shard: str = SH.WHOLE, timeout_s: float | None = None) -> EngineResult:
+            shard: str = sharding.WHOLE, timeout_s: float | None = None) -> EngineResult:
         """Count and fingerprint ``graph`` (shard ``shard`` of it) on ``devices`` of the
         pool; ``params``: :func:`cumbe.engine.run`'s (no ``devices``, ``shard`` or
         ``prepared``); ``shards``: how many (default :func:`shard_count`); past
         ``timeout_s`` its workers are stopped and a TimeoutError names the graph."""
         if self._closed:
             raise RuntimeError("the cuMBE device pool is closed")
-        params = dict(params or {})
-        for key in ("devices", "shards_per_device", "shard", "prepared"):
-            if key in params:
-                raise ValueError(f"DevicePool.run: {key!r} is not a per-shard parameter")
-        SH.parse(shard)
+        if isinstance(params, RunOptions):  # checked by cumbe.engine.run
+            # the run's shard is ``shard``; a device runs its own pieces of it whole
+            opts = dataclasses.replace(params, shard=sharding.WHOLE)
+        else:
+            params = dict(params or {})
+            for key in ("devices", "shards_per_device", "shard", "prepared"):
+                if key in params:
+                    raise ValueError(f"DevicePool.run: {key!r} is not a per-shard parameter")
+            opts = run_options(**params)  # checked once: the workers take them as they are
+        sharding.parse(shard)
         ids = self.subset(devices)
         n = int(shards) if shards is not None else shard_count(len(ids), shards_per_device)
         if n < 1:
@@ -269,18 +275,18 @@ class DevicePool(WorkerPool):
             if dead:
                 self._stop(dead)
                 self._start(dead)
-            targets = (SH.guided_targets(len(ids), shards_per_device)
+            targets = (sharding.guided_targets(len(ids), shards_per_device)
                        if shards is None and len(ids) > 1 else np.ones(n))
-            return self._run(graph, params, ids, targets, shards_per_device, shard, timeout_s)
+            return self._run(graph, opts, ids, targets, shards_per_device, shard, timeout_s)
         finally:
             with self._lock:
                 self._busy -= set(ids)
 
-    def _run(self, graph, params, ids, targets, spd, shard, timeout_s) -> EngineResult:
-        label = L.graph_label(graph)
+    def _run(self, graph, opts, ids, targets, spd, shard, timeout_s) -> EngineResult:
+        label = launch.graph_label(graph)
         src = ("path", os.path.abspath(graph.path)) if graph.path else ("graph", graph)
         n = len(targets)
-        job = {"graph": src, "params": params, "shard": shard, "n": n,
+        job = {"graph": src, "options": opts, "shard": shard, "n": n,
                "targets": [float(t) for t in targets]}
         t_start = time.perf_counter()
         deadline = None if timeout_s is None else t_start + float(timeout_s)
@@ -317,32 +323,18 @@ class DevicePool(WorkerPool):
                 try:
                     msg = conn.recv()
                 except (EOFError, OSError):
-                    p = self._procs[d]
-                    p.join(1.0)
-                    s = running.get(d)
-                    where = (f"while running shard {s}/{n}" if s is not None else
-                             "before its first shard (preparing the graph or loading the "
-                             "kernel)" if d not in ready else "between shards")
-                    fail(L.DeviceError(
-                        f"{label}: cuMBE worker of device {self._desc(d)} died (exit code "
-                        f"{p.exitcode}) {where}; no count"))
+                    fail(self._death(d, running.get(d), d in ready, n, label))
                 kind = msg[0]
                 if kind == "error":
-                    _, s, cls, text, glabel = msg
-                    prefix = f"{glabel}: "
-                    text = text[len(prefix):] if glabel and text.startswith(prefix) else text
-                    where = f"shard {s}/{n}" if s is not None else "preparing the graph"
-                    fail(_ERRORS.get(cls, L.DeviceError)(
-                        f"{label}: cuMBE failed on device {self._desc(d)}, {where}: {text}; "
-                        "no count"))
+                    fail(self._failure(d, msg, n, label))
                 elif kind == "ready":
                     ready[d] = msg[1]
                     ready_at[d] = time.perf_counter() - t_start
                     if len(ready) == len(ids):
                         loads = ready[ids[0]]["loads"]
                         if any(r["loads"] != loads for r in ready.values()):
-                            fail(L.DeviceError(f"{label}: the devices disagree on the shard "
-                                               "layout (a bug): no count"))
+                            fail(launch.DeviceError(f"{label}: the devices disagree on the "
+                                                    "shard layout (a bug): no count"))
                         order = sorted(range(n), key=lambda s: (-loads[s], s))
                         layout_order = list(order)
                         t_go = time.perf_counter()
@@ -363,10 +355,29 @@ class DevicePool(WorkerPool):
                     f"finish within {float(timeout_s):g} s ({len(done)} of {n} shards done); "
                     "no count"))
         total = time.perf_counter() - t_start
-        return self._result(params, ids, n, spd, shard, ready, ready_at, done, count, fp,
+        return self._result(opts, ids, n, spd, shard, ready, ready_at, done, count, fp,
                             t_start, t_go, t_end, total, layout_order)
 
-    def _result(self, params, ids, n, spd, shard, ready, ready_at, done, count, fp, t_start,
+    def _death(self, d: int, shard, was_ready: bool, n: int, label: str) -> BaseException:
+        """The error of a worker whose pipe closed: it died (one line, no count)."""
+        p = self._procs[d]
+        p.join(1.0)
+        where = (f"while running shard {shard}/{n}" if shard is not None else
+                 "between shards" if was_ready else
+                 "before its first shard (preparing the graph or loading the kernel)")
+        return launch.DeviceError(f"{label}: cuMBE worker of device {self._desc(d)} died (exit "
+                                  f"code {p.exitcode}) {where}; no count")
+
+    def _failure(self, d: int, msg: tuple, n: int, label: str) -> BaseException:
+        """The error a worker reported, as one line naming the graph, device and shard."""
+        _, s, cls, text, glabel = msg
+        prefix = f"{glabel}: "
+        text = text[len(prefix):] if glabel and text.startswith(prefix) else text
+        where = f"shard {s}/{n}" if s is not None else "preparing the graph"
+        return _ERRORS.get(cls, launch.DeviceError)(
+            f"{label}: cuMBE failed on device {self._desc(d)}, {where}: {text}; no count")
+
+    def _result(self, opts, ids, n, spd, shard, ready, ready_at, done, count, fp, t_start,
                 t_go, t_end, total, order) -> EngineResult:
         r0 = ready[ids[0]]
         loads = np.asarray(r0["loads"], dtype=np.float64)
@@ -393,9 +404,8 @@ class DevicePool(WorkerPool):
         busy = [per[d]["busy_s"] for d in ids]
         names = [per[d]["name"] for d in ids]
         stats = {
-            "variant": params.get("variant", "cuMBE"), "k": params.get("k", 24),
-            "threads": params.get("threads", 128), "side": r0["side"],
-            "instrumented": bool(params.get("instrument", False)),
+            "variant": opts.variant, "k": opts.k, "threads": opts.threads, "side": r0["side"],
+            "instrumented": opts.instrument,
             "n_tasks": r0["n_tasks"], "n_twins": r0["n_twins"],
             "device": (f"{len(ids)} x {names[0]}" if len(set(names)) == 1
                        else " + ".join(names)),
@@ -419,7 +429,7 @@ class DevicePool(WorkerPool):
 
 
 def run(graph, devices: Any, *, shards_per_device: int = SHARDS_PER_DEVICE,
-        shard: str = SH.WHOLE, params: dict | None = None,
+        shard: str = sharding.WHOLE, params: dict | RunOptions | None = None,
         shards: int | None = None) -> EngineResult:
     """One run of :func:`cumbe.engine.run` on ``devices`` with a pool of its own."""
     shard_count(2, shards_per_device)  # a bad value fails before any process starts

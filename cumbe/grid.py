@@ -47,7 +47,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from cumbe import buffers as B
+from cumbe import buffers
 
 MARGIN_BYTES = 64 << 20  # left free for the context's own allocations (streams, events)
 MARGIN_FRACTION = 0.03
@@ -70,7 +70,7 @@ class Work:
 
 @dataclass(frozen=True)
 class GridChoice:
-    plan: B.Plan
+    plan: buffers.Plan
     block_tasks: int  # tasks (the first ones, largest need) that run block-wide
     reason: str  # why the grid or the arena is smaller than asked; "" if not
     budget_bytes: int
@@ -108,27 +108,27 @@ def _block_arena(maxneed: int, warps: int) -> int:
     return aw + (aw & 1)
 
 
-def smallest_bytes(needs: np.ndarray, base: B.Plan) -> int:
+def smallest_bytes(needs: np.ndarray, base: buffers.Plan) -> int:
     """Device bytes of the smallest launch that runs every task: one block whose warps'
     arenas together hold the largest task (it runs block-wide)."""
     aw = _block_arena(_largest_need(needs), base.warps)
-    return B.nbytes(replace(base, blocks=1, arena_words=aw))
+    return buffers.nbytes(replace(base, blocks=1, arena_words=aw))
 
 
-def _max_arena(plan: B.Plan, budget_bytes: int) -> int:
+def _max_arena(plan: buffers.Plan, budget_bytes: int) -> int:
     """Largest even arena_words with nbytes(plan) <= budget (nbytes is linear in it)."""
-    fixed = B.nbytes(replace(plan, arena_words=0))
-    per = B.bytes_per_arena_word(plan)
+    fixed = buffers.nbytes(replace(plan, arena_words=0))
+    per = buffers.bytes_per_arena_word(plan)
     aw = (budget_bytes - fixed) // per
     return int(aw - (aw & 1))
 
 
-def choose(needs: np.ndarray, base: B.Plan, max_blocks: int, budget_bytes: int) -> GridChoice:
+def choose(needs: np.ndarray, base: buffers.Plan, max_blocks: int, budget_bytes: int) -> GridChoice:
     """``needs``: arena words per task."""
     maxneed = _largest_need(needs)
     plan = replace(base, blocks=max_blocks, arena_words=maxneed)
-    if B.nbytes(plan) <= budget_bytes:
-        return GridChoice(plan, 0, "", budget_bytes, B.nbytes(plan))
+    if buffers.nbytes(plan) <= budget_bytes:
+        return GridChoice(plan, 0, "", budget_bytes, buffers.nbytes(plan))
     warp_only = _most_blocks(base, maxneed, max_blocks, budget_bytes)
     try:
         wide = _block_wide(needs, base, max_blocks, budget_bytes, maxneed)
@@ -141,11 +141,11 @@ def choose(needs: np.ndarray, base: B.Plan, max_blocks: int, budget_bytes: int) 
         return GridChoice(plan, 0,
                           f"device memory: {warp_only} of {max_blocks} blocks, so that every "
                           f"warp's arena holds the largest task ({maxneed} words)", budget_bytes,
-                          B.nbytes(plan))
+                          buffers.nbytes(plan))
     return wide
 
 
-def choose_layout(needs: np.ndarray, compact_needs, base: B.Plan, max_blocks: int,
+def choose_layout(needs: np.ndarray, compact_needs, base: buffers.Plan, max_blocks: int,
                   budget_bytes: int, work=None) -> tuple[GridChoice, bool]:
     """The grid, and whether the compact task layout (:mod:`cumbe.layout`) runs it (module
     docstring).  ``compact_needs()``: the tasks' needs in the compact layout; ``work``: a
@@ -153,8 +153,8 @@ def choose_layout(needs: np.ndarray, compact_needs, base: B.Plan, max_blocks: in
     short."""
     maxneed = _largest_need(needs)
     plan = replace(base, blocks=max_blocks, arena_words=maxneed)
-    if B.nbytes(plan) <= budget_bytes:
-        return GridChoice(plan, 0, "", budget_bytes, B.nbytes(plan)), False
+    if buffers.nbytes(plan) <= budget_bytes:
+        return GridChoice(plan, 0, "", budget_bytes, buffers.nbytes(plan)), False
     try:
         before = choose(needs, base, max_blocks, budget_bytes)
     except DoesNotFit as plain:  # the compact layout (nearly always) needs less
@@ -224,7 +224,7 @@ class _Shares:
         return n > 0 and self.top_wedges[n - 1] * workers > CRITICAL_SHARE * self.wedges[-1]
 
 
-def _candidates(needs: np.ndarray, base: B.Plan, max_blocks: int, budget_bytes: int,
+def _candidates(needs: np.ndarray, base: buffers.Plan, max_blocks: int, budget_bytes: int,
                 maxneed: int) -> list[tuple[int, int]]:
     """(blocks, warp arena words) of every candidate grid: the largest and 5 % fewer blocks
     at a time, each with the largest arena that fits (at most the largest need), plus the
@@ -243,7 +243,7 @@ def _candidates(needs: np.ndarray, base: B.Plan, max_blocks: int, budget_bytes: 
     return sorted(out.items(), reverse=True)
 
 
-def _best(cands: list, shares: _Shares, base: B.Plan, max_blocks: int, budget_bytes: int,
+def _best(cands: list, shares: _Shares, base: buffers.Plan, max_blocks: int, budget_bytes: int,
           maxneed: int) -> tuple[GridChoice, float]:
     """The candidate (at least one) the model rates fastest, and its model time."""
     best = None
@@ -260,7 +260,7 @@ def _best(cands: list, shares: _Shares, base: B.Plan, max_blocks: int, budget_by
     else:
         reason = (f"device memory: {nb} of {max_blocks} blocks; {n} tasks need more than a "
                   f"warp's {aw} arena words: they run block-wide")
-    return GridChoice(plan, n, reason, budget_bytes, B.nbytes(plan)), t
+    return GridChoice(plan, n, reason, budget_bytes, buffers.nbytes(plan)), t
 
 
 def _warps_win(needs: np.ndarray, warp_only: int, wide: GridChoice) -> bool:
@@ -273,7 +273,7 @@ def _warps_win(needs: np.ndarray, warp_only: int, wide: GridChoice) -> bool:
     return wide.plan.blocks <= warp_only * (1.0 + (BLOCK_WIDE_COST - 1) * share)
 
 
-def _block_wide(needs: np.ndarray, base: B.Plan, max_blocks: int, budget_bytes: int,
+def _block_wide(needs: np.ndarray, base: buffers.Plan, max_blocks: int, budget_bytes: int,
                 maxneed: int) -> GridChoice:
     warps = base.warps
     aw = _max_arena(replace(base, blocks=max_blocks), budget_bytes)
@@ -282,27 +282,28 @@ def _block_wide(needs: np.ndarray, base: B.Plan, max_blocks: int, budget_bytes: 
         nblock = int(np.count_nonzero(needs > aw))
         return GridChoice(plan, nblock,
                           f"{nblock} tasks need more than a warp's {aw} arena words: they run "
-                          f"block-wide", budget_bytes, B.nbytes(plan))
+                          f"block-wide", budget_bytes, buffers.nbytes(plan))
     aw = _block_arena(maxneed, warps)
     nb = _most_blocks(base, aw, max_blocks, budget_bytes)
     if nb < 1:
-        need = B.nbytes(replace(base, blocks=1, arena_words=aw))
+        need = buffers.nbytes(replace(base, blocks=1, arena_words=aw))
         raise DoesNotFit(f"one block of {warps} warps (the largest task needs {maxneed} arena "
                          f"words, twice over)", need)
     plan = replace(base, blocks=nb, arena_words=aw)
     nblock = int(np.count_nonzero(needs > aw))
     return GridChoice(plan, nblock,
                       f"device memory: {nb} of {max_blocks} blocks, so that a block's arena "
-                      f"holds the largest task ({maxneed} words)", budget_bytes, B.nbytes(plan))
+                      f"holds the largest task ({maxneed} words)", budget_bytes,
+                      buffers.nbytes(plan))
 
 
-def _most_blocks(base: B.Plan, aw: int, max_blocks: int, budget_bytes: int) -> int:
+def _most_blocks(base: buffers.Plan, aw: int, max_blocks: int, budget_bytes: int) -> int:
     """The most blocks (<= max_blocks) whose arenas of ``aw`` words fit; 0 if not even one."""
     nb = max_blocks
-    while nb >= 1 and B.nbytes(replace(base, blocks=nb, arena_words=aw)) > budget_bytes:
+    while nb >= 1 and buffers.nbytes(replace(base, blocks=nb, arena_words=aw)) > budget_bytes:
         # nbytes is linear in blocks: jump close, then step
-        per_block = B.nbytes(replace(base, blocks=2, arena_words=aw)) - B.nbytes(
+        per_block = buffers.nbytes(replace(base, blocks=2, arena_words=aw)) - buffers.nbytes(
             replace(base, blocks=1, arena_words=aw))
-        over = B.nbytes(replace(base, blocks=nb, arena_words=aw)) - budget_bytes
+        over = buffers.nbytes(replace(base, blocks=nb, arena_words=aw)) - budget_bytes
         nb -= max(1, -(-over // max(per_block, 1)))
     return max(nb, 0)

@@ -159,7 +159,8 @@ def checked_launch(kernel, blocks: int, threads: int, args, *, cuda, what: str, 
         reason = one_line(e)
         sticky = any(name in reason for name in STICKY)
         raise LaunchError(
-            f"{what}: cuMBE kernel {stage} on {device} (grid {blocks} x {threads} threads): {reason}"
+            f"{what}: cuMBE kernel {stage} on {device} (grid {blocks} x {threads} threads): "
+            f"{reason}"
             + ("; the CUDA context is unusable until the process exits" if sticky else "")
             + (f"; run: {context}" if context else "")
             + f"; try: {hint(reason)}"

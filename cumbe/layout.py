@@ -45,6 +45,8 @@ import types
 import numba
 import numpy as np
 
+from mbebench.jitcache import keyed
+
 # per-level fields of the level table (int32 words; F_SUM is a 64-bit word pair)
 F_PC, F_KL, F_LSLOT, F_LASTMIN, F_NID, F_NX, F_X, F_QS, F_QE = range(9)
 F_SUM = 10  # a 64-bit word pair (even offset)
@@ -231,7 +233,10 @@ def needs(deg, wedges, n_higher, dv, rs: bool, compact: bool = False) -> np.ndar
                   bool(compact))
 
 
-@numba.njit(cache=False)
+# cached (the callees above are compiled into it); keyed: an edit of this module, which
+# the cache key would not see through the callees, is a fresh compile
+@keyed
+@numba.njit(cache=True)
 def _needs(deg, wedges, n_higher, dv, rs, compact):
     out = np.empty(deg.shape[0], np.int64)
     for i in range(deg.shape[0]):

@@ -10,19 +10,30 @@ Everything here is O(|E|) (plus one sort by degree) and runs once per graph:
   this is ParMBE's "killed" rule, so the device never scans lower-ranked vertices;
 * per task: degree ``d``, wedges ``W`` (2-hop paths to the slots the task will
   hold), and from them the arena words it needs (:mod:`cumbe.layout`).
+
+:func:`prepare_cached` keeps the result beside the CSR file (``.cumbe-prep/``), keyed by
+the graph's content and the sources that compute it, so that a later run of the same graph
+reads it back instead of computing it (and compiling or loading the numba functions that
+do).  A cache file that does not match its key or fails its checks is ignored and written
+anew, never trusted.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+import hashlib
+import os
+import zipfile
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
 
 import numba
 import numpy as np
 
-from mbebench import shard as SH
+from mbebench import atomic
+from mbebench import shard as sharding
 from mbebench.csr import CSRGraph
+from mbebench.jitcache import keyed, sources_digest
 from mbebench.order import candidate_order
-from mbebench.jitcache import keyed
 
 SIDES = ("auto", "smaller", "left", "right")
 
@@ -120,6 +131,8 @@ class Prepared:
     # each task's piece: k of nk (split); None: every task whole (0 of 1)
     task_k: np.ndarray | None = None  # int32
     task_nk: np.ndarray | None = None  # int32
+    # each task's arena words in the plain layout (cumbe.layout.needs), when known
+    needs: np.ndarray | None = None  # int64
 
     def __post_init__(self):
         if self.task_k is None:
@@ -220,7 +233,8 @@ def take(prep: Prepared, picked: np.ndarray) -> Prepared:
     return replace(prep, tasks=prep.tasks[picked], task_deg=prep.task_deg[picked],
                    task_wedges=prep.task_wedges[picked], n_higher=prep.n_higher[picked],
                    task_dv=prep.task_dv[picked], task_k=prep.task_k[picked],
-                   task_nk=prep.task_nk[picked])
+                   task_nk=prep.task_nk[picked],
+                   needs=None if prep.needs is None else prep.needs[picked])
 
 
 def split(prep: Prepared, share: float, most: int) -> Prepared:
@@ -232,10 +246,10 @@ def split(prep: Prepared, share: float, most: int) -> Prepared:
     reverse scanning: noRS's explicit Q has no such rule, and its tasks stay whole."""
     if not prep.rs or most <= 1 or prep.tasks.size == 0:
         return prep
-    counts = SH.piece_counts(task_costs(prep), share, most)
+    counts = sharding.piece_counts(task_costs(prep), share, most)
     if counts.max() <= 1:
         return prep
-    src, k, nk = SH.split_pieces(prep.task_k, prep.task_nk, counts)
+    src, k, nk = sharding.split_pieces(prep.task_k, prep.task_nk, counts)
     out = replace(take(prep, src), task_k=k, task_nk=nk)
     return take(out, np.argsort(-task_costs(out), kind="stable"))
 
@@ -246,9 +260,93 @@ def shard_of(prep: Prepared, shard: str) -> tuple[Prepared, dict]:
     costs more than a shard's share in pieces (:func:`split`); and the row's shard stats
     (tasks: pieces).  Everything else (the renumbered graph, twins) is the whole graph's: a
     task reads all of it."""
-    i, n = SH.parse(shard)
+    i, n = sharding.parse(shard)
     if n > 1:
         prep = split(prep, float(task_costs(prep).sum()) / n, n)
     costs = task_costs(prep)
-    picked = SH.select(costs, i, n)
-    return take(prep, picked), SH.stats(shard, costs, picked)
+    picked = sharding.select(costs, i, n)
+    return take(prep, picked), sharding.stats(shard, costs, picked)
+
+
+# ------------------------------------------------------------------ cache beside the CSR
+
+CACHE_DIR = ".cumbe-prep"  # beside the CSR file; hidden, so no "*.csr" pattern matches it
+CACHE_ENV = "CUMBE_PREP_CACHE"  # "0": never read or write the cache
+CACHE_FORMAT = 1
+_ARRAYS = ("offU", "adjU", "offV", "adjV", "orig", "tasks", "task_deg", "task_wedges",
+           "n_higher", "task_dv", "task_k", "task_nk", "needs")
+_DTYPES = {"adjU": np.int32, "adjV": np.int32, "orig": np.int32, "tasks": np.int32,
+           "task_k": np.int32, "task_nk": np.int32}
+
+
+def cache_key(graph: CSRGraph, cand_left: bool, rs: bool) -> str:
+    """sha256 of the graph's four CSR arrays, the orientation, the variant's slots and the
+    sources of the preparation and of the layout (an edit of either is a miss)."""
+    h = hashlib.sha256(f"{CACHE_FORMAT} {int(cand_left)} {int(rs)}".encode())
+    for name in ("cumbe.prepare", "cumbe.layout"):
+        h.update(sources_digest(name).encode())
+    for a in (graph.left_offsets, graph.left_indices, graph.right_offsets, graph.right_indices):
+        a = np.ascontiguousarray(a)
+        h.update(f"{a.dtype.str}{a.shape}".encode())
+        h.update(memoryview(a).cast("B"))
+    return h.hexdigest()
+
+
+def cache_path(graph: CSRGraph, cand_left: bool, rs: bool) -> Path:
+    csr = Path(graph.path)
+    return csr.parent / CACHE_DIR / f"{csr.name}.{'left' if cand_left else 'right'}." \
+                                    f"{'rs' if rs else 'nors'}.npz"
+
+
+def prepare_cached(graph: CSRGraph, side: str = "auto", rs: bool = True) -> Prepared:
+    """:func:`prepare` with the plain-layout needs, read from the cache beside the graph's
+    CSR file when it holds this graph's preparation, else computed and stored there (a
+    graph without a file, ``CUMBE_PREP_CACHE=0`` or a folder that cannot be written: no
+    cache)."""
+    if (not graph.path or os.environ.get(CACHE_ENV, "1").strip() == "0"
+            or not Path(graph.path).is_file()):  # (a graph in memory that names a file)
+        return prepare(graph, side, rs)
+    cand_left = choose_side(graph, side)
+    path = cache_path(graph, cand_left, rs)
+    key = cache_key(graph, cand_left, rs)
+    prep = load_cached(path, key, graph, cand_left, rs)
+    if prep is None:
+        from cumbe import layout
+
+        prep = prepare(graph, side, rs)
+        prep.needs = layout.needs(prep.task_deg, prep.task_wedges, prep.n_higher, prep.task_dv,
+                                  rs)
+        try:
+            with atomic.atomic_path(path) as tmp, open(tmp, "wb") as f:
+                np.savez(f, key=np.array(key), cand_left=cand_left, rs=rs,
+                         n_twins=prep.n_twins, **{a: getattr(prep, a) for a in _ARRAYS})
+        except OSError:  # a read-only folder or a full disk: the run goes on uncached
+            pass
+    return prep
+
+
+def load_cached(path: Path, key: str, graph: CSRGraph, cand_left: bool,
+                rs: bool) -> Prepared | None:
+    """The preparation in ``path`` if it is intact, made for ``key`` and shaped for
+    ``graph``; None otherwise (missing, stale, truncated or corrupt: zip checks its CRCs)."""
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            if str(z["key"]) != key or bool(z["cand_left"]) != cand_left or bool(z["rs"]) != rs:
+                return None
+            arrays = {a: z[a] for a in _ARRAYS}
+            n_twins = int(z["n_twins"])
+    except (OSError, KeyError, ValueError, EOFError, zipfile.BadZipFile):
+        return None
+    n_u, n_v = (graph.n_left, graph.n_right) if cand_left else (graph.n_right, graph.n_left)
+    tasks = arrays["tasks"]
+    shapes = {"offU": (n_u + 1,), "adjU": (graph.n_edges,), "offV": (n_v + 1,),
+              "adjV": (graph.n_edges,), "orig": (n_u,)}
+    for name, a in arrays.items():
+        if (a.shape != shapes.get(name, tasks.shape)
+                or a.dtype != np.dtype(_DTYPES.get(name, np.int64))):
+            return None
+    if tasks.size and not (0 <= int(tasks.min()) and int(tasks.max()) < n_u):
+        return None
+    names = {f.name for f in fields(Prepared)}
+    return Prepared(**{k: v for k, v in arrays.items() if k in names}, cand_left=cand_left,
+                    n_twins=n_twins, rs=rs)

@@ -7,14 +7,17 @@ heavy (no numba): the Snakefile reads it on every start.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from mbebench.spec import SHARD, EngineSpec, Param
 
 from cumbe.variants import ABLATIONS, VARIANTS
+
 # candidate side: auto (larger sum of squared degrees), smaller (the paper's rule), left, right
 SIDES: tuple[str, ...] = ("auto", "smaller", "left", "right")
 WARP = 32
@@ -87,6 +90,7 @@ def gpus_of(params: Mapping[str, Any]) -> int:
         return max(1, visible_gpus())
     return d if isinstance(d, int) else len(d)
 
+
 SPEC = EngineSpec(
     name="cumbe",
     title="cuMBE",
@@ -133,3 +137,105 @@ SPEC = EngineSpec(
                   "smaller last shards, more kernel launches). One device runs one shard."),
     ),
 )
+
+
+# A cap on the device memory a run may use (GiB), e.g. 24 to stand for an RTX 3090 on a
+# larger card; the ``device_memory_gib`` parameter takes precedence.
+MEMORY_CAP_ENV = "CUMBE_DEVICE_MEMORY_GIB"
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """One cuMBE run's parameters, checked (:func:`run_options`): what the single-device
+    steps (:mod:`cumbe.single_device`) and the device workers take."""
+
+    variant: str = "cuMBE"
+    k: int = 24
+    blocks: int = 0
+    threads: int = 128
+    instrument: bool = False
+    side: str = "auto"
+    device_memory_gib: float | None = None
+    eager_steal: int = 0
+    warp_arena_words: int = 0
+    idle_fraction: float = 0.0
+    compact_layout: bool | None = None
+    shard: str = SHARD.default
+    memory_cap: int | None = None  # bytes: device_memory_gib, else $CUMBE_DEVICE_MEMORY_GIB
+
+    @property
+    def switches(self) -> tuple[bool, bool, bool]:
+        """(reverse scanning, early stop, work stealing) of the variant."""
+        return ABLATIONS[self.variant]
+
+    def params(self) -> dict[str, Any]:
+        """The keyword arguments of :func:`cumbe.engine.run` that give these options back
+        (a device worker's per-shard parameters: no shard, no devices)."""
+        out = asdict(self)
+        del out["shard"], out["memory_cap"]
+        return out
+
+
+def _limits(name: str, value: Any) -> Any:
+    """``value`` checked against the spec's declared limits of ``name`` (choices, minimum,
+    maximum, multiple) without jsonschema, which a GPU image may lack."""
+    p = SPEC.param(name)
+    if value is None and p.nullable:
+        return None
+    if p.choices and value not in p.choices:
+        raise ValueError(f"{name} must be one of {', '.join(map(str, p.choices))}, not {value!r}")
+    if p.type in (int, float):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ValueError(f"{name} must be a number, not {value!r}")
+        if p.type is int and value != int(value):
+            raise ValueError(f"{name} must be an integer, not {value!r}")
+        value = p.type(value)
+        low = "" if p.minimum is None else f" >= {p.minimum:g}"
+        high = "" if p.maximum is None else f" <= {p.maximum:g}"
+        if (not math.isfinite(value) or (p.minimum is not None and value < p.minimum)
+                or (p.maximum is not None and value > p.maximum)
+                or (p.multiple_of and value % p.multiple_of)):
+            multiple = f" a multiple of {p.multiple_of}" if p.multiple_of else ""
+            raise ValueError(f"{name} must be{multiple}{low}{' and' if low and high else ''}"
+                             f"{high}, not {value!r}")
+    return value
+
+
+def memory_cap_bytes(device_memory_gib: float | None) -> int | None:
+    """The run's device memory cap in bytes: the parameter, else $CUMBE_DEVICE_MEMORY_GIB,
+    else None (all that is free)."""
+    if device_memory_gib is None:
+        env = os.environ.get(MEMORY_CAP_ENV, "").strip()
+        if not env:
+            return None
+        try:
+            device_memory_gib = float(env)
+        except ValueError:
+            raise ValueError(f"{MEMORY_CAP_ENV} must be a number of GiB, not {env!r}") from None
+    if not float(device_memory_gib) >= 0.01:
+        raise ValueError(f"device_memory_gib must be at least 0.01, not {device_memory_gib!r}")
+    return int(float(device_memory_gib) * 2**30)
+
+
+def run_options(variant: str = "cuMBE", k: int = 24, blocks: int = 0, threads: int = 128,
+                instrument: bool = False, side: str = "auto",
+                device_memory_gib: float | None = None, eager_steal: int = 0,
+                warp_arena_words: int = 0, idle_fraction: float = 0.0,
+                compact_layout: bool | None = None, shard: str = SHARD.default) -> RunOptions:
+    """A run's parameters checked once, against this spec (a ValueError naming the value):
+    before anything is read, prepared or started, on one device or several."""
+    from mbebench import shard as sharding
+
+    if variant not in ABLATIONS:
+        raise ValueError(f"unknown cuMBE variant {variant!r} (known: {', '.join(VARIANTS)})")
+    if not 0.0 <= float(idle_fraction) < 1.0:
+        raise ValueError("idle_fraction must be in [0, 1)")
+    sharding.parse(shard)  # a bad shard fails before the preparation
+    return RunOptions(
+        variant=variant, k=_limits("k", k), blocks=_limits("blocks", blocks),
+        threads=_limits("threads", threads), instrument=bool(instrument),
+        side=_limits("side", side), device_memory_gib=device_memory_gib,
+        eager_steal=int(eager_steal), warp_arena_words=int(warp_arena_words),
+        idle_fraction=float(idle_fraction),
+        compact_layout=None if compact_layout is None else bool(compact_layout), shard=shard,
+        memory_cap=memory_cap_bytes(device_memory_gib))

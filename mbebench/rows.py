@@ -66,6 +66,9 @@ def validate_row(row: Any, source: str = "<row>") -> dict:
     algo = row.get("algo_s") or []
     if not isinstance(algo, list) or not all(_is_num(x) for x in algo):
         raise ValueError(f"{source}: 'algo_s' must be a list of numbers, got {algo!r}")
+    setup = row.get("setup_s") or []
+    if not isinstance(setup, list) or not all(_is_num(x) and x >= 0 for x in setup):
+        raise ValueError(f"{source}: 'setup_s' must be a list of seconds, got {setup!r}")
     if status == "ok":
         if not _is_int(row.get("count")) or row["count"] < 0:
             raise ValueError(

@@ -133,6 +133,8 @@ def _run_item(graph, once, params: dict[str, Any], repeats: int) -> dict[str, An
         "fingerprint": to_hex(first.fingerprint) if first.fingerprint is not None else None,
         "algo_s": algo,
         "wall_s": wall,
+        # what each call cost beside the algorithm (preparation, copies, pool start ...)
+        "setup_s": [max(0.0, w - a) for w, a in zip(wall, algo)],
         "compile_s": float(first.compile_seconds),
         "stats": results[-1].stats,
         "graph": {"n_left": graph.n_left, "n_right": graph.n_right, "n_edges": graph.n_edges},
@@ -235,6 +237,8 @@ def _base_row(*, dataset, run_id, engine, params, repeats, timeout_s, label, var
         "fingerprint": None,
         "algo_s": [],
         "wall_s": [],
+        "setup_s": [],
+        "startup_s": None,
         "algo_s_median": None,
         "compile_s": None,
         "peak_rss_bytes": None,
@@ -421,7 +425,8 @@ def unavailable_row(*, dataset: str, run_id: str, engine: str, params: dict[str,
         "timed": bool(timed), "entry": entry, "command": command, "repeats": repeats,
         "timeout_s": timeout_s, "host": _host(), "env": environment(), "started_at": now,
         "status": "unavailable", "message": " ".join(reason.split()), "count": None,
-        "fingerprint": None, "algo_s": [], "wall_s": [], "algo_s_median": None,
+        "fingerprint": None, "algo_s": [], "wall_s": [], "setup_s": [], "startup_s": None,
+        "algo_s_median": None,
         "compile_s": None, "peak_rss_bytes": None, "graph": None, "stats": {},
         "simulated": bool(simulated), "finished_at": now,
     }
@@ -460,6 +465,18 @@ def _die_with_parent() -> None:
         os._exit(1)
 
 
+def _process_age_s() -> float | None:
+    """Seconds since this process started (Linux: /proc; else None)."""
+    try:
+        with open("/proc/self/stat") as f:
+            started = int(f.read().rsplit(")", 1)[1].split()[19])
+        with open("/proc/uptime") as f:
+            uptime = float(f.read().split()[0])
+        return round(max(0.0, uptime - started / os.sysconf("SC_CLK_TCK")), 3)
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def _child_entry(argv: list[str]) -> int:
     """``python -m mbebench.runner <spec> <out dir>``: the runner's child.  Runs the
     spec's items in order, writing ``<k>.json`` for item k as soon as it is done."""
@@ -472,6 +489,7 @@ def _child_entry(argv: list[str]) -> int:
     failure = None
     try:
         graph, once = _load(spec)
+        startup = _process_age_s()  # interpreter, imports and the graph, before any item
     except CSRError as e:  # the input, not the engine: not a result (see RunNotFinal)
         atomic.write_json(out / "0.json",
                           {"status": "bad_input", "message": str(e).splitlines()[0]})
@@ -483,6 +501,8 @@ def _child_entry(argv: list[str]) -> int:
     for k, item in enumerate(spec["items"]):
         os.environ[LABEL_ENV] = item.get("label") or ""
         result = failure or _run_item(graph, once, item["params"], spec["repeats"])
+        if k == 0 and not failure:
+            result["startup_s"] = startup
         atomic.write_json(out / f"{k}.json", result)
     return 0
 

@@ -8,8 +8,8 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from cumbe import buffers as B
-from cumbe import grid as GR
+from cumbe import buffers
+from cumbe import grid as grids
 from cumbe import layout
 from cumbe.prepare import prepare
 from mbebench.csr import from_edges
@@ -28,7 +28,8 @@ def random_graph(rng, nl, nr, p):
 @pytest.mark.parametrize("rs", [True, False])
 def test_prepare_renumbers_by_rank_and_counts_wedges(seed, rs):
     rng = np.random.default_rng(seed)
-    g = random_graph(rng, int(rng.integers(2, 30)), int(rng.integers(2, 30)), rng.uniform(0.05, 0.5))
+    g = random_graph(rng, int(rng.integers(2, 30)), int(rng.integers(2, 30)),
+                     rng.uniform(0.05, 0.5))
     p = prepare(g, "auto", rs)
     cand = (g.left_offsets, g.left_indices) if p.cand_left else (g.right_offsets, g.right_indices)
     deg = np.diff(cand[0])
@@ -107,65 +108,67 @@ def test_layout_fields_do_not_overlap_and_fit_the_need(rs, d, w, nhi, dv, compac
 
 
 def test_kernel_arguments_are_the_buffer_spec():
-    from cumbe import kernel as K
+    from cumbe import kernel as kernels
 
     for variant in [dict(), dict(rs=False), dict(es=False, instr=True)]:
-        kern = K.build(threads=64, cache=False, **variant)  # compiled lazily: no GPU needed
+        kern = kernels.build(threads=64, cache=False, **variant)  # compiled lazily: no GPU needed
         names = tuple(inspect.signature(kern.py_func).parameters)
-        assert names == B.NAMES == K.KERNEL_ARGS
+        assert names == buffers.NAMES == kernels.KERNEL_ARGS
 
 
 def test_nbytes_is_the_sum_of_the_allocations():
-    from cumbe import kernel as K
+    from cumbe import kernel as kernels
 
     class cuda:  # host arrays stand in for device ones
         to_device = staticmethod(np.array)
         device_array = staticmethod(lambda shape, dtype: np.empty(shape, dtype))
 
-    plan = B.Plan(n_u=10, n_v=7, n_edges=23, n_tasks=9, k=5, blocks=3, warps=2, arena_words=40)
+    plan = buffers.Plan(n_u=10, n_v=7, n_edges=23, n_tasks=9, k=5, blocks=3, warps=2,
+                        arena_words=40)
     host = {"offU": np.zeros(11, np.int64), "adjU": np.zeros(23, np.int32),
             "offV": np.zeros(8, np.int64), "adjV": np.zeros(23, np.int32),
             "orig": np.zeros(10, np.int32), "tasks": np.zeros(9, np.int32),
-            "task_piece": np.zeros((9, 2), np.int32), "prm": np.zeros(K.NPARAMS, np.int64)}
-    arrays = B.allocate(plan, host, cuda)
-    assert set(arrays) == set(B.NAMES)
-    host_side = {b.name for b in B.SPEC if b.role == "view"}  # no device bytes of its own
+            "task_piece": np.zeros((9, 2), np.int32), "prm": np.zeros(kernels.NPARAMS, np.int64)}
+    arrays = buffers.allocate(plan, host, cuda)
+    assert set(arrays) == set(buffers.NAMES)
+    host_side = {b.name for b in buffers.SPEC if b.role == "view"}  # no device bytes of its own
     assert host_side == {"arena64"}
     total = sum(a.nbytes for n, a in arrays.items() if n not in host_side)
-    assert total == B.nbytes(plan)
+    assert total == buffers.nbytes(plan)
     assert not arrays["res"].any() and not arrays["prog"].any()  # the kernel only adds to them
     assert arrays["arena64"].nbytes == arrays["arena"].nbytes
-    grow = B.nbytes(replace(plan, arena_words=41)) - B.nbytes(plan)
-    assert grow == B.bytes_per_arena_word(plan)
+    grow = buffers.nbytes(replace(plan, arena_words=41)) - buffers.nbytes(plan)
+    assert grow == buffers.bytes_per_arena_word(plan)
     with pytest.raises(ValueError, match="prm"):
-        B.allocate(plan, {**host, "prm": np.zeros(K.NPARAMS + 1, np.int64)}, cuda)
+        buffers.allocate(plan, {**host, "prm": np.zeros(kernels.NPARAMS + 1, np.int64)}, cuda)
 
 
 # ---------------------------------------------------------------- grid planner
 
 
-BASE = B.Plan(n_u=1000, n_v=800, n_edges=5000, n_tasks=900, k=24, blocks=1, warps=4, arena_words=2)
+BASE = buffers.Plan(n_u=1000, n_v=800, n_edges=5000, n_tasks=900, k=24, blocks=1, warps=4,
+                    arena_words=2)
 
 
 def test_grid_all_tasks_fit_warps():
     needs = np.array([100, 40, 8])
-    c = GR.choose(needs, BASE, 100, 10**9)
+    c = grids.choose(needs, BASE, 100, 10**9)
     assert c.plan.blocks == 100 and c.plan.arena_words == 100 and c.block_tasks == 0
-    assert c.reason == "" and c.bytes == B.nbytes(c.plan) <= 10**9
+    assert c.reason == "" and c.bytes == buffers.nbytes(c.plan) <= 10**9
 
 
 def test_grid_keeps_every_task_on_a_warp_with_fewer_blocks():
     # 100 blocks with 3,000-word warp arenas (the largest task block-wide) or 30 blocks whose
     # warps hold 10,000 words: 120 warps for the largest tasks against 100 blocks -> warps
     needs = np.array([10_000, 3_000, 500, 10])
-    budget = B.nbytes(replace(BASE, blocks=100, arena_words=3_000))
-    c = GR.choose(needs, BASE, 100, budget)
+    budget = buffers.nbytes(replace(BASE, blocks=100, arena_words=3_000))
+    c = grids.choose(needs, BASE, 100, budget)
     assert c.block_tasks == 0 and c.plan.arena_words == 10_000
-    assert c.plan.blocks == GR._most_blocks(BASE, 10_000, 100, budget)
+    assert c.plan.blocks == grids._most_blocks(BASE, 10_000, 100, budget)
     assert 25 <= c.plan.blocks < 100 and c.plan.blocks * c.plan.warps >= 100
     assert c.bytes <= budget and "every warp" in c.reason
     # one block more would not fit
-    assert B.nbytes(replace(c.plan, blocks=c.plan.blocks + 1)) > budget
+    assert buffers.nbytes(replace(c.plan, blocks=c.plan.blocks + 1)) > budget
 
 
 def test_grid_takes_more_blocks_when_few_tasks_run_block_wide():
@@ -173,24 +176,24 @@ def test_grid_takes_more_blocks_when_few_tasks_run_block_wide():
     # with them block-wide beat about 30 blocks with every task on a warp (the old rule,
     # "warps if at least as many as the wide plan's blocks", took the warps)
     needs = np.array([10_000] * 10 + [1_000] * 400)
-    budget = B.nbytes(replace(BASE, blocks=100, arena_words=3_000))
-    warp_only = GR._most_blocks(BASE, 10_000, 100, budget)
+    budget = buffers.nbytes(replace(BASE, blocks=100, arena_words=3_000))
+    warp_only = grids._most_blocks(BASE, 10_000, 100, budget)
     assert warp_only * BASE.warps >= 100 and warp_only * (1 + 6 * 0.2) < 100
-    c = GR.choose(needs, BASE, 100, budget)
+    c = grids.choose(needs, BASE, 100, budget)
     assert c.plan.blocks == 100 and c.block_tasks == 10 and c.plan.arena_words >= 3_000
     assert "block-wide" in c.reason and c.bytes <= budget
     # the same grid, but the big tasks hold most of the work: every task on a warp
     heavy = np.array([10_000] * 10 + [10] * 400)
-    assert GR.choose(heavy, BASE, 100, budget).block_tasks == 0
+    assert grids.choose(heavy, BASE, 100, budget).block_tasks == 0
     # one big task, 2 % of the work: a block-wide phase is not worth its fixed cost
     light = np.array([10_000] + [1_000] * 400)
-    assert GR.choose(light, BASE, 100, budget).block_tasks == 0
+    assert grids.choose(light, BASE, 100, budget).block_tasks == 0
 
 
 def test_grid_shrinks_when_a_block_cannot_hold_the_largest_task():
     needs = np.array([400_000, 10])
-    budget = B.nbytes(replace(BASE, blocks=7, arena_words=100_000))
-    c = GR.choose(needs, BASE, 100, budget)
+    budget = buffers.nbytes(replace(BASE, blocks=7, arena_words=100_000))
+    c = grids.choose(needs, BASE, 100, budget)
     assert 1 <= c.plan.blocks <= 7 and c.plan.arena_words * 4 >= 400_000
     assert c.bytes <= budget and "device memory" in c.reason
     # block-wide: 7 blocks for the largest task, against 1 block (4 warps) with every task
@@ -199,7 +202,7 @@ def test_grid_shrinks_when_a_block_cannot_hold_the_largest_task():
 
 
 def _work(wedges, butterflies):
-    return GR.Work(np.asarray(wedges, np.int64), np.asarray(butterflies, np.int64))
+    return grids.Work(np.asarray(wedges, np.int64), np.asarray(butterflies, np.int64))
 
 
 def test_choose_layout_weighs_the_search_under_the_block_wide_tasks():
@@ -208,19 +211,19 @@ def test_choose_layout_weighs_the_search_under_the_block_wide_tasks():
     # block-wide.  When they hold nearly all the butterflies (dense blocks: deep search, slow
     # block-wide) the model takes a grid whose warps hold them
     needs = np.array([10_000] * 10 + [1_000] * 400)
-    budget = B.nbytes(replace(BASE, blocks=100, arena_words=3_000))
-    rule = GR.choose(needs, BASE, 100, budget)
+    budget = buffers.nbytes(replace(BASE, blocks=100, arena_words=3_000))
+    rule = grids.choose(needs, BASE, 100, budget)
     assert rule.plan.blocks == 100 and rule.block_tasks == 10
-    hubs, comp = GR.choose_layout(needs, lambda: needs, BASE, 100, budget,
+    hubs, comp = grids.choose_layout(needs, lambda: needs, BASE, 100, budget,
                                   _work(needs, [1] * 410))
     assert hubs == rule and not comp
-    dense, comp = GR.choose_layout(needs, lambda: needs, BASE, 100, budget,
+    dense, comp = grids.choose_layout(needs, lambda: needs, BASE, 100, budget,
                                    _work(needs, [10**6] * 10 + [1] * 400))
     assert dense.block_tasks == 0 and dense.plan.arena_words == 10_000 and not comp
-    assert dense.plan.blocks == GR._most_blocks(BASE, 10_000, 100, budget) < 100
+    assert dense.plan.blocks == grids._most_blocks(BASE, 10_000, 100, budget) < 100
     assert dense.bytes <= budget and "every warp" in dense.reason
     # the work and the compact needs are asked for only when memory is short
-    roomy, comp = GR.choose_layout(needs, lambda: pytest.fail("compact asked for"), BASE, 100,
+    roomy, comp = grids.choose_layout(needs, lambda: pytest.fail("compact asked for"), BASE, 100,
                                    10**9, lambda: pytest.fail("work asked for"))
     assert roomy.reason == "" and roomy.plan.blocks == 100 and not comp
 
@@ -232,30 +235,30 @@ def test_choose_layout_never_runs_a_critical_task_block_wide():
     # whole block-wide phase would wait for it, so only the grids that keep it on a warp
     # are rated
     needs = np.array([20_000] + [10_000] * 9 + [1_000] * 400)
-    budget = B.nbytes(replace(BASE, blocks=100, arena_words=6_000))
+    budget = buffers.nbytes(replace(BASE, blocks=100, arena_words=6_000))
     work = _work([10**7] + [100] * 9 + [10] * 400, [0] + [10**6] * 9 + [1] * 400)
-    c, _ = GR.choose_layout(needs, lambda: needs, BASE, 100, budget, work)
+    c, _ = grids.choose_layout(needs, lambda: needs, BASE, 100, budget, work)
     assert c.block_tasks == 0 and c.plan.arena_words == 20_000
 
 
 def test_grid_model_time():
     # fewer blocks cost time; so does a larger share of butterflies block-wide, and of
     # wedges with as many butterflies less (the penalty never goes below none)
-    assert GR.model_time(100, 100, 0, 0) < GR.model_time(50, 100, 0, 0)
-    assert GR.model_time(100, 100, 0.1, 0.1) < GR.model_time(100, 100, 0.3, 0.1)
-    assert GR.model_time(100, 100, 0.0, 0.9) == GR.model_time(100, 100, 0, 0)
-    assert GR.model_time(100, 100, 0, 0) == pytest.approx(GR.A + GR.B0)
+    assert grids.model_time(100, 100, 0, 0) < grids.model_time(50, 100, 0, 0)
+    assert grids.model_time(100, 100, 0.1, 0.1) < grids.model_time(100, 100, 0.3, 0.1)
+    assert grids.model_time(100, 100, 0.0, 0.9) == grids.model_time(100, 100, 0, 0)
+    assert grids.model_time(100, 100, 0, 0) == pytest.approx(grids.A + grids.B0)
 
 
 def test_grid_candidates_fit_and_hold_the_largest_task():
     needs = np.array([40_000, 9_000, 3_000] + [500] * 300)
-    budget = B.nbytes(replace(BASE, blocks=60, arena_words=9_000))
-    cands = GR._candidates(needs, BASE, 100, budget, 40_000)
+    budget = buffers.nbytes(replace(BASE, blocks=60, arena_words=9_000))
+    cands = grids._candidates(needs, BASE, 100, budget, 40_000)
     assert cands[0][0] <= 100 and len(cands) > 5
     for nb, aw in cands:
-        assert B.nbytes(replace(BASE, blocks=nb, arena_words=aw)) <= budget
+        assert buffers.nbytes(replace(BASE, blocks=nb, arena_words=aw)) <= budget
         assert aw * BASE.warps >= 40_000 and aw <= 40_000 and aw % 2 == 0
-    assert (GR._most_blocks(BASE, 40_000, 100, budget), 40_000) in cands
+    assert (grids._most_blocks(BASE, 40_000, 100, budget), 40_000) in cands
 
 
 def test_choose_layout_takes_the_compact_layout_where_it_pays():
@@ -263,43 +266,43 @@ def test_choose_layout_takes_the_compact_layout_where_it_pays():
     compact = needs * 8 // 10
     dense = _work(needs, [10**6] * 10 + [1] * 400)
     # memory for one block of the compact layout's largest task, not the plain one's
-    budget = GR.smallest_bytes(compact, BASE)
-    with pytest.raises(GR.DoesNotFit):
-        GR.choose(needs, BASE, 100, budget)
-    c, comp = GR.choose_layout(needs, lambda: compact, BASE, 100, budget, dense)
+    budget = grids.smallest_bytes(compact, BASE)
+    with pytest.raises(grids.DoesNotFit):
+        grids.choose(needs, BASE, 100, budget)
+    c, comp = grids.choose_layout(needs, lambda: compact, BASE, 100, budget, dense)
     assert comp and c.plan.blocks == 1 and c.plan.arena_words * BASE.warps >= 8_000
-    with pytest.raises(GR.DoesNotFit) as e:
-        GR.choose_layout(needs, lambda: compact, BASE, 100, budget - 8, dense)
-    assert e.value.need == GR.smallest_bytes(compact, BASE)  # the smaller need is named
+    with pytest.raises(grids.DoesNotFit) as e:
+        grids.choose_layout(needs, lambda: compact, BASE, 100, budget - 8, dense)
+    assert e.value.need == grids.smallest_bytes(compact, BASE)  # the smaller need is named
     # deep block-wide tasks: the compact layout's warps hold them on more blocks
-    budget = B.nbytes(replace(BASE, blocks=40, arena_words=10_000))
-    c, comp = GR.choose_layout(needs, lambda: compact, BASE, 100, budget, dense)
+    budget = buffers.nbytes(replace(BASE, blocks=40, arena_words=10_000))
+    c, comp = grids.choose_layout(needs, lambda: compact, BASE, 100, budget, dense)
     assert comp and c.block_tasks == 0 and c.plan.arena_words == 8_000
-    assert c.plan.blocks > GR._most_blocks(BASE, 10_000, 100, budget)
+    assert c.plan.blocks > grids._most_blocks(BASE, 10_000, 100, budget)
     # hubs: the rule's plan, in the plain layout (the compact build is the slower one)
-    c, comp = GR.choose_layout(needs, lambda: compact, BASE, 100, budget,
+    c, comp = grids.choose_layout(needs, lambda: compact, BASE, 100, budget,
                                _work(needs, [1] * 410))
-    assert not comp and c == GR.choose(needs, BASE, 100, budget)
+    assert not comp and c == grids.choose(needs, BASE, 100, budget)
 
 
 def test_grid_refuses_when_one_block_cannot_fit():
-    with pytest.raises(GR.DoesNotFit) as ei:
-        GR.choose(np.array([10**9]), BASE, 100, 10**6)
+    with pytest.raises(grids.DoesNotFit) as ei:
+        grids.choose(np.array([10**9]), BASE, 100, 10**6)
     assert ei.value.need > 10**6
 
 
 def test_budget_applies_the_cap():
-    assert GR.budget(80 * 2**30, 24 * 2**30) < 24 * 2**30 < GR.budget(80 * 2**30, None)
+    assert grids.budget(80 * 2**30, 24 * 2**30) < 24 * 2**30 < grids.budget(80 * 2**30, None)
 
 
 # ---------------------------------------------------------------- kernel build switches
 
 _BUILD_PROBE = """
 import json
-from cumbe import kernel as K
-k = K.build()
+from cumbe import kernel as kernels
+k = kernels.build()
 print(json.dumps({"cache": type(k._cache).__name__, "lineinfo": k.targetoptions["lineinfo"],
-                  "sim": K.SIM}))
+                  "sim": kernels.SIM}))
 """
 
 
@@ -338,8 +341,8 @@ def test_a_task_past_the_32_bit_offsets_is_refused_with_one_line(monkeypatch):
     layout.MAX_NEED words would be laid out wrong, so run and smallest_memory_gib refuse
     the graph, naming it, the vertex and what to try (no real graph that large fits a test:
     the need of one task is raised instead)."""
-    from cumbe import engine
-    from cumbe import launch as L
+    from cumbe import engine, single_device
+    from cumbe import launch
 
     g = replace(from_edges([0, 0, 1, 1, 2, 2], [0, 1, 1, 2, 0, 2], 3, 3), path="big.csr")
     real = engine.task_needs
@@ -350,13 +353,150 @@ def test_a_task_past_the_32_bit_offsets_is_refused_with_one_line(monkeypatch):
         return needs
 
     prep = engine.prepare_for(g)
-    engine._check_task_words(real(prep, True), prep, "big.csr", "cuMBE")  # real needs pass
+    single_device.check_task_words(real(prep, True), prep, "big.csr", "cuMBE")  # they pass
     # the check comes before the kernel is built: no device and no simulator needed
-    monkeypatch.setattr(engine, "_sim_enabled", lambda: True)
+    monkeypatch.setattr(single_device, "sim_enabled", lambda: True)
+    monkeypatch.setattr(single_device, "task_needs", one_huge)
     monkeypatch.setattr(engine, "task_needs", one_huge)
     for call in (lambda: engine.run(g, threads=32), lambda: engine.smallest_memory_gib(g)):
-        with pytest.raises(L.LaunchError) as e:
+        with pytest.raises(launch.LaunchError) as e:
             call()
         msg = str(e.value)
         assert "\n" not in msg and msg.startswith("big.csr: the task of ")
         assert f"{layout.MAX_NEED + 1} arena words" in msg and "try: a CPU engine" in msg
+
+
+# ---------------------------------------------------------------- run options, cached preparation
+
+
+def test_run_options_check_the_spec_limits_once():
+    from cumbe.spec import RunOptions, run_options
+
+    assert run_options() == RunOptions()
+    assert run_options(k=3.0, threads=64).params()["k"] == 3
+    for bad, words in ((dict(k=0), "k must be"), (dict(threads=48), "multiple of 32"),
+                       (dict(threads=1024), "<= 512"), (dict(variant="x"), "unknown cuMBE"),
+                       (dict(side="up"), "side must be one of"), (dict(blocks=-1), "blocks"),
+                       (dict(idle_fraction=1.0), "idle_fraction"),
+                       (dict(shard="2/2"), "shard must be"),
+                       (dict(device_memory_gib=0.0), "at least 0.01")):
+        with pytest.raises(ValueError, match=words):
+            run_options(**bad)
+
+
+def _prep_fields(p):
+    from dataclasses import fields
+
+    return {f.name: getattr(p, f.name) for f in fields(p) if f.name != "needs"}
+
+
+def _same_prep(a, b):
+    fa, fb = _prep_fields(a), _prep_fields(b)
+    assert fa.keys() == fb.keys()
+    for k in fa:
+        assert np.array_equal(fa[k], fb[k]), k
+
+
+@pytest.mark.parametrize("rs", [True, False])
+def test_the_preparation_is_cached_beside_the_csr_and_read_back(tmp_path, monkeypatch, rs):
+    from cumbe import prepare as preparation
+    from mbebench.csr import read_csr, write_csr
+
+    monkeypatch.delenv(preparation.CACHE_ENV, raising=False)
+    g0 = random_graph(np.random.default_rng(3), 30, 40, 0.2)
+    write_csr(g0, tmp_path / "g.csr")
+    g = read_csr(tmp_path / "g.csr")
+    first = preparation.prepare_cached(g, "auto", rs)
+    _same_prep(first, prepare(g, "auto", rs))
+    rs_needs = layout.needs(first.task_deg, first.task_wedges, first.n_higher, first.task_dv, rs)
+    assert np.array_equal(first.needs, rs_needs)
+    files = list((tmp_path / preparation.CACHE_DIR).iterdir())
+    assert len(files) == 1 and not list(tmp_path.glob("*.npz"))
+
+    def no_prepare(*_a, **_k):
+        raise AssertionError("prepared again although the cache holds it")
+
+    monkeypatch.setattr(preparation, "prepare", no_prepare)
+    again = preparation.prepare_cached(read_csr(tmp_path / "g.csr"), "auto", rs)
+    _same_prep(again, first)
+    assert np.array_equal(again.needs, first.needs)
+    # a shard's selection keeps each task's need
+    part, _ = preparation.shard_of(again, "1/3")
+    assert np.array_equal(part.needs, rs_needs[np.isin(first.tasks, part.tasks)])
+
+
+def test_a_stale_or_corrupt_preparation_cache_is_ignored_and_rebuilt(tmp_path, monkeypatch):
+    from cumbe import prepare as preparation
+    from mbebench.csr import read_csr, write_csr
+
+    monkeypatch.delenv(preparation.CACHE_ENV, raising=False)
+    calls = {"n": 0}
+    real = preparation.prepare
+
+    def counted(*a, **k):
+        calls["n"] += 1
+        return real(*a, **k)
+
+    monkeypatch.setattr(preparation, "prepare", counted)
+    rng = np.random.default_rng(5)
+    path = tmp_path / "g.csr"
+    adj = rng.random((20, 25)) < 0.3
+    left, right = np.nonzero(adj)
+    write_csr(from_edges(left, right, 20, 25), path)
+    preparation.prepare_cached(read_csr(path))
+    (cached,) = (tmp_path / preparation.CACHE_DIR).iterdir()
+    good = cached.read_bytes()
+    # another graph of the same sizes under the same name (its right side renumbered): only
+    # the key, the graph's content, tells them apart
+    write_csr(from_edges(left, 24 - right, 20, 25), path)
+    got = preparation.prepare_cached(read_csr(path))
+    assert calls["n"] == 2
+    _same_prep(got, real(read_csr(path)))
+    # a truncated file, a flipped byte in an array, and garbage: each rebuilt, never trusted
+    fresh = cached.read_bytes()
+    mid = len(fresh) // 2  # inside an array
+    for broken in (fresh[: len(fresh) // 2], fresh[:-200] + bytes(200),
+                   fresh[:mid] + bytes([fresh[mid] ^ 0xFF]) + fresh[mid + 1:], b"not a zip"):
+        cached.write_bytes(broken)
+        got = preparation.prepare_cached(read_csr(path))
+        _same_prep(got, real(read_csr(path)))
+    assert calls["n"] == 6
+    assert good != fresh and cached.read_bytes() == fresh  # rewritten whole after each
+
+
+def test_the_preparation_cache_can_be_switched_off(tmp_path, monkeypatch):
+    from cumbe import prepare as preparation
+    from mbebench.csr import read_csr, write_csr
+
+    monkeypatch.setenv(preparation.CACHE_ENV, "0")
+    write_csr(random_graph(np.random.default_rng(1), 10, 10, 0.4), tmp_path / "g.csr")
+    preparation.prepare_cached(read_csr(tmp_path / "g.csr"))
+    assert not (tmp_path / preparation.CACHE_DIR).exists()
+
+
+def test_engine_run_checks_its_parameters_before_anything_starts(monkeypatch):
+    """Bad parameters fail at once, on one device or several, before a device, a worker
+    process or the preparation is touched (the preparation would raise otherwise)."""
+    from cumbe import engine, single_device
+
+    def untouched(*_a, **_k):
+        raise AssertionError("ran past the parameter check")
+
+    monkeypatch.setattr(single_device, "run", untouched)
+    g = from_edges([0, 1], [1, 0], 2, 2)
+    for bad, words in ((dict(threads=48), "multiple of 32"), (dict(k=0), "k must be"),
+                       (dict(variant="noXY"), "unknown cuMBE variant"),
+                       (dict(shard="1/1"), "shard must be"),
+                       (dict(devices=2, idle_fraction=2.0), "idle_fraction"),
+                       (dict(devices="0,0"), "devices must be")):
+        with pytest.raises(ValueError, match=words):
+            engine.run(g, **bad)
+
+
+def test_a_graph_in_memory_that_names_no_file_is_not_cached(tmp_path, monkeypatch):
+    from cumbe import prepare as preparation
+
+    monkeypatch.delenv(preparation.CACHE_ENV, raising=False)
+    g = replace(random_graph(np.random.default_rng(2), 10, 10, 0.4), path=str(tmp_path / "x.csr"))
+    _same_prep(preparation.prepare_cached(g), prepare(g))
+    assert not (tmp_path / preparation.CACHE_DIR).exists()

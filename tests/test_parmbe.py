@@ -411,3 +411,9 @@ def test_terminate_returns_when_a_dead_worker_holds_the_task_queue_lock():
     t0 = time.monotonic()
     pool.terminate(grace_s=0.5)  # again: nothing left to do
     assert time.monotonic() - t0 < 0.5
+
+
+def test_pool_workers_are_forked_with_the_kernels_loaded(pool):
+    """The forkserver imports ParMBE and loads its kernels once (baselines.parmbe_preload):
+    every worker starts as a fork of it, not by importing numba and loading them again."""
+    assert pool.preloaded == [True] * pool.processes

@@ -72,6 +72,10 @@ def test_ok_row_has_count_fingerprint_and_times(graph_file):
     assert len(row["algo_s"]) == 3 and row["algo_s_median"] == pytest.approx(0.001)
     assert row["graph"] == {"n_left": 3, "n_right": 3, "n_edges": 5}
     assert row["peak_rss_bytes"] > 0
+    # beside the algorithm: each call's own setup, and the child's start before the first
+    assert row["setup_s"] == pytest.approx([max(0.0, w - a) for w, a in zip(row["wall_s"],
+                                                                          row["algo_s"])])
+    assert row["startup_s"] > 0 and all(x >= 0 for x in row["setup_s"])
 
 
 def test_timeout_kills_the_whole_process_group(graph_file, tmp_path):

@@ -1,0 +1,159 @@
+"""Seconds beside the algorithm: one ``python -m cumbe run`` around its kernel, and one
+ParMBE call around its algorithm, in one or more checkouts, on the same machine.
+
+    python benchmarks/overhead/measure.py --tree before=/path/to/old/checkout --tree after=. \
+        --graph results/csr/Marvel.csr --standin DBLP-author:0.8 --parmbe 16 --out overhead.json
+
+Per checkout and graph, ``python -m cumbe run GRAPH --json ...`` runs ``--runs`` times in a
+fresh process each (the first fills numba's cache and the preparation's cache; the last is
+the one reported, a warm run).  Each process is timed from its spawn to its exit
+(``wall``); where the checkout records them (``main_s``, ``stats.host_s`` in the JSON), it
+is split into the interpreter's start and exit, imports and the graph, the run's host
+steps, the kernel's load (``compile_s``) and the kernel.  ``--standin NAME:SCALE`` generates
+a stand-in (``benchmarks/standins.py``, seed 1) into ``--work`` first.  ``--parmbe P``: per
+checkout and graph, ``baselines.parmbe.run(graph, processes=P)`` in a fresh process,
+``--runs`` times; the call's wall minus its ``algo_seconds`` (the pool's start, the
+planning kernels' load, the pool's end) of the last process is reported.
+
+Prints a Markdown table and writes every measurement to ``--out`` (JSON).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+
+PARMBE_PROBE = """
+import json, sys, time
+def main():
+    from baselines import parmbe
+    from mbebench.csr import read_csr
+    graph = read_csr(sys.argv[1])
+    t0 = time.perf_counter()
+    r = parmbe.run(graph, processes=int(sys.argv[3]))
+    wall = time.perf_counter() - t0
+    with open(sys.argv[2], "w") as f:
+        json.dump({"wall_s": wall, "algo_s": r.algo_seconds, "count": r.count,
+                   "pool_start_s": r.stats.get("pool_start_s"),
+                   "compile_s": r.compile_seconds}, f)
+if __name__ == "__main__":
+    main()
+"""
+
+
+def _env(tree: Path) -> dict:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(tree), *filter(None, [env.get("PYTHONPATH")])])
+    return env
+
+
+def cumbe_once(tree: Path, graph: Path, tmp: Path) -> dict:
+    out = tmp / f"cumbe-{time.monotonic_ns()}.json"
+    t0 = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "cumbe", "run", str(graph), "--json", str(out)],
+                          cwd=tree, env=_env(tree), capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    if proc.returncode != 0 or not out.exists():
+        raise RuntimeError(f"{tree}: cumbe run {graph} failed: {proc.stderr[-2000:]}")
+    res = json.loads(out.read_text())
+    stats = res["stats"]
+    main_s = res.get("main_s")  # (older checkouts do not record it)
+    return {
+        "engine": "cumbe", "count": res["count"], "wall_s": wall, "kernel_s": res["kernel_s"],
+        "beside_s": wall - res["kernel_s"], "compile_s": res["compile_s"], "main_s": main_s,
+        "outside_main_s": None if main_s is None else wall - main_s,
+        "host_s": stats.get("host_s"),
+        "setup_s": stats.get("setup_s"), "prepare_s": stats.get("prepare_s"),
+        "blocks": stats.get("blocks"), "device": stats.get("device"),
+    }
+
+
+def parmbe_once(tree: Path, graph: Path, processes: int, tmp: Path) -> dict:
+    out = tmp / f"parmbe-{time.monotonic_ns()}.json"
+    script = tmp / "parmbe_probe.py"  # a file: the pool's workers import the main module
+    script.write_text(PARMBE_PROBE)
+    proc = subprocess.run([sys.executable, str(script), str(graph), str(out), str(processes)],
+                          cwd=tree, env=_env(tree), capture_output=True, text=True)
+    if proc.returncode != 0 or not out.exists():
+        raise RuntimeError(f"{tree}: parmbe {graph} failed: {proc.stderr[-2000:]}")
+    res = json.loads(out.read_text())
+    return {"engine": f"parmbe-{processes}", **res, "beside_s": res["wall_s"] - res["algo_s"]}
+
+
+def standin(spec: str, work: Path) -> Path:
+    name, scale = spec.split(":")
+    out = work / "standins"
+    subprocess.run([sys.executable, str(REPO / "benchmarks" / "standins.py"), "--preset", name,
+                    "--seed", "1", "--scale", scale, "--out", str(out)], check=True,
+                   env=_env(REPO))
+    return next(out.glob(f"{name}-s1-x{float(scale)}*.csr"))
+
+
+def table(rows: list[dict]) -> str:
+    lines = ["| graph | engine | checkout | wall s | algorithm s | beside s | split (s) |",
+             "|---|---|---|---:|---:|---:|---|"]
+    for r in rows:
+        if r["engine"] == "cumbe":
+            parts = [f"compile/load {r['compile_s']:.2f}"]
+            if r.get("main_s") is not None:
+                run_s = r["kernel_s"] + r["compile_s"] + sum((r["host_s"] or {}).values())
+                parts = [f"interpreter start+exit {r['outside_main_s']:.2f}",
+                         f"imports+graph {r['main_s'] - run_s:.2f}", *parts]
+            if r.get("host_s"):
+                parts += [f"{k} {v:.2f}" for k, v in r["host_s"].items() if v >= 0.01]
+            algo = r["kernel_s"]
+        else:
+            parts = [f"pool start {r['pool_start_s']:.2f}"]
+            algo = r["algo_s"]
+        lines.append(f"| {r['graph']} | {r['engine']} | {r['tree']} | {r['wall_s']:.2f} | "
+                     f"{algo:.3f} | **{r['beside_s']:.2f}** | {', '.join(parts)} |")
+    return "\n".join(lines)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--tree", action="append", required=True, metavar="NAME=PATH",
+                    help="a checkout to time (repeat for several)")
+    ap.add_argument("--graph", action="append", default=[], help="a CSR file (repeatable)")
+    ap.add_argument("--standin", action="append", default=[], metavar="PRESET:SCALE")
+    ap.add_argument("--parmbe", type=int, default=0, metavar="P",
+                    help="also time ParMBE with P processes (on the --parmbe-graph files)")
+    ap.add_argument("--parmbe-graph", action="append", default=[])
+    ap.add_argument("--runs", type=int, default=2, help="processes per case; the last counts")
+    ap.add_argument("--work", default=tempfile.gettempdir())
+    ap.add_argument("--out", default="overhead.json")
+    a = ap.parse_args()
+    trees = [(n, Path(p).resolve()) for n, p in (t.split("=", 1) for t in a.tree)]
+    work = Path(a.work)
+    graphs = [Path(g).resolve() for g in a.graph] + [standin(s, work) for s in a.standin]
+    rows: list[dict] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for graph in graphs:
+            for name, tree in trees:
+                runs = [cumbe_once(tree, graph, Path(tmp)) for _ in range(a.runs)]
+                rows.append({"graph": graph.stem, "tree": name, **runs[-1], "all_runs": runs})
+                print(json.dumps({k: rows[-1][k] for k in ("graph", "tree", "wall_s",
+                                                           "kernel_s", "beside_s")}), flush=True)
+        for graph in map(Path, a.parmbe_graph if a.parmbe else []):
+            for name, tree in trees:
+                runs = [parmbe_once(tree, graph.resolve(), a.parmbe, Path(tmp))
+                        for _ in range(a.runs)]
+                rows.append({"graph": graph.stem, "tree": name, **runs[-1], "all_runs": runs})
+                print(json.dumps({k: rows[-1][k] for k in ("graph", "tree", "wall_s", "algo_s",
+                                                           "beside_s")}), flush=True)
+    Path(a.out).write_text(json.dumps(rows, indent=1))
+    print(table(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
