@@ -32,6 +32,8 @@ import time
 import traceback
 from concurrent.futures import ThreadPoolExecutor
 
+import numpy as np
+
 from baselines.parmbe_plan import Plan, _Prepared, warm_up
 from mbebench.csr import read_csr
 from mbebench.engine import WorkerPool
@@ -223,16 +225,25 @@ class ParMBEPool(WorkerPool):
             return
         raise RuntimeError(f"a ParMBE worker died and was replaced ({msg[0]} from pid {msg[1]})")
 
-    def _progress(self) -> tuple[int, float, int]:
-        """(tasks, estimated cost, bicliques) the workers have done in this execute."""
-        with self._next.get_lock():
-            d = self._done[:]
-        return int(d[DONE_TASKS]), float(d[DONE_COST]), int(d[DONE_COUNT])
+    def _sampler(self, plan: Plan):
+        """A function giving (tasks, estimated cost, bicliques, cost of the tasks started)
+        the workers have done in this execute, for the progress thread."""
+        started_cost = np.concatenate(([0.0], np.cumsum(plan.task_costs, dtype=np.float64)))
 
-    def execute(self, path: str, u_is_left: bool, plan: Plan, reporter=None):
+        def read() -> tuple[int, float, int, float]:
+            with self._next.get_lock():
+                d = self._done[:]
+                nxt = int(self._next.value)
+            started = float(started_cost[min(nxt, plan.n_tasks)])
+            return int(d[DONE_TASKS]), float(d[DONE_COST]), int(d[DONE_COUNT]), started
+
+        return read
+
+    def execute(self, path: str, u_is_left: bool, plan: Plan, run=None):
         """Run ``plan`` on the workers: one job per worker, each taking tasks
-        in plan order from the shared counter.  ``reporter``: a
-        :class:`mbebench.progress.Reporter`, given the workers' progress while they run.
+        in plan order from the shared counter.  ``run``: a
+        :class:`mbebench.progress.Run`, whose thread reads the workers' progress while
+        they run.
 
         Returns (count, fingerprint, stats) with per-pid busy seconds, task
         counts and CPU seconds and the start/end times of the workers."""
@@ -255,9 +266,9 @@ class ParMBEPool(WorkerPool):
             with self._next.get_lock():
                 self._next.value = 0
                 self._done[:] = [0.0, 0.0, 0.0]
+            if run is not None:
+                run.sampler = self._sampler(plan)
             poll_s = 0.5
-            if reporter is not None and reporter.enabled:
-                poll_s = min(poll_s, 0.2 * reporter.every_s)
             results: queue.SimpleQueue = queue.SimpleQueue()
             t_go = time.perf_counter()
             for _ in range(self.processes):
@@ -271,8 +282,6 @@ class ParMBEPool(WorkerPool):
                         break
                     except queue.Empty:
                         self._check_workers()
-                        if reporter is not None and reporter.due():
-                            reporter.update(*self._progress())
                 if isinstance(r, BaseException):
                     raise r
                 pid, c, f, n, b, cp, mx, first, last = r

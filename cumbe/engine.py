@@ -254,8 +254,13 @@ def run(
                 tasks=tasks, task_piece=task_piece, prm=prm)
     arrays = B.allocate(plan, host, cuda)
     setup_s = time.perf_counter() - t0 - compile_s
+    task_cost = (prep.task_wedges + prep.task_deg)[order]
+    stealing = PG.Stealing(
+        PG.stealing_reader(arrays["ctl"], arrays["pool_n"], arrays["pool_list"], cuda, sim),
+        k, (plan.blocks, plan.workers), (nt0, tasks.size - nt0), task_cost)
     progress = PG.Progress(PG.device_reader(arrays["prog"], cuda, sim), tasks.size,
-                           int((prep.task_wedges + prep.task_deg).sum()), label)
+                           int(task_cost.sum()), label, stealing=stealing,
+                           shard=None if shard == SH.WHOLE else shard)
     if sim:
         K.SIM_WARPS.reset()
     switch = sys.getswitchinterval()
