@@ -98,6 +98,9 @@ class Eta:
     the share done two ways: tasks finished (``lo``) and tasks started (``hi``; ParMBE's
     workers are inside their tasks, iMBEA is inside a chunk), the truth being between.
 
+    A third extrapolation follows the trend of the quarter rates (a straight line
+    through them): a rate that keeps rising or falling widens the range.
+
     The ETA is the geometric middle of that range, shown with it; when the range is
     wider than :attr:`SPREAD` times (and more than :attr:`SLACK_S` apart), a quarter
     did no work, or less than :attr:`MIN_SHARE` of the cost is done, there is none
@@ -176,6 +179,25 @@ class Eta:
             out.append((b[1] - a[1]) / dt if dt > 0 else 0.0)
         return out
 
+    def _trend(self, t: float, left: float, rates: list[float]) -> float | None:
+        """Seconds to do ``left`` if the rate keeps changing as it did over the quarters (a
+        straight line through their rates): ParMBE's tasks get faster per unit of cost as
+        it goes, iMBEA's slower.  None if that rate reaches nothing first."""
+        n = len(rates)
+        mids = [t * (i + 0.5) / n for i in range(n)]
+        mt, mr = sum(mids) / n, sum(rates) / n
+        var = sum((m - mt) ** 2 for m in mids)
+        slope = sum((m - mt) * (r - mr) for m, r in zip(mids, rates)) / var if var else 0.0
+        now = mr + slope * (t - mt)
+        if now <= 0:
+            return None
+        if abs(slope) < 1e-12:
+            return left / now
+        disc = now * now + 2 * slope * left
+        if disc < 0:
+            return None
+        return (math.sqrt(disc) - now) / slope
+
     def estimate(self) -> tuple[float, float, float] | None:
         """(seconds left, low, high), or None."""
         t, lo, hi = self.samples[-1]
@@ -188,8 +210,11 @@ class Eta:
             return None  # a quarter that did no work: the rate is not steady
         if not self.covered():
             return None
-        low = (1 - hi) / max(rates)
-        high = (1 - lo) / min(rates)
+        trend = self._trend(t, 1 - lo, rates)
+        if trend is None:
+            return None  # the rate falls to nothing before the end
+        low = min((1 - hi) / max(rates), trend)
+        high = max((1 - lo) / min(rates), trend)
         if high > self.SPREAD * low and high - low > self.SLACK_S:
             return None
         return math.sqrt(max(low, 1e-3) * max(high, 1e-3)), low, high
