@@ -52,6 +52,7 @@ _W_NEXT = None  # the pool's shared task counter (set by _init_worker)
 # task, so reporting costs no lock of its own.
 _W_DONE = None
 DONE_TASKS, DONE_COUNT, DONE_COST = 0, 1, 2
+SAMPLE_LOCK_S = 1.0
 
 
 def _set_pdeathsig() -> None:
@@ -229,13 +230,22 @@ class ParMBEPool(WorkerPool):
         """A function giving (tasks, estimated cost, bicliques, cost of the tasks started)
         the workers have done in this execute, for the progress thread."""
         started_cost = np.concatenate(([0.0], np.cumsum(plan.task_costs, dtype=np.float64)))
+        lock = self._next.get_lock()
+        last = [(0, 0.0, 0, 0.0)]
 
         def read() -> tuple[int, float, int, float]:
-            with self._next.get_lock():
+            # a worker killed while it holds the lock would hold it for ever: the line then
+            # repeats the last counters rather than hang the run's end
+            if not lock.acquire(timeout=SAMPLE_LOCK_S):
+                return last[0]
+            try:
                 d = self._done[:]
                 nxt = int(self._next.value)
+            finally:
+                lock.release()
             started = float(started_cost[min(nxt, plan.n_tasks)])
-            return int(d[DONE_TASKS]), float(d[DONE_COST]), int(d[DONE_COUNT]), started
+            last[0] = (int(d[DONE_TASKS]), float(d[DONE_COST]), int(d[DONE_COUNT]), started)
+            return last[0]
 
         return read
 

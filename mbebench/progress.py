@@ -49,6 +49,7 @@ MARK = " progress: "
 # is measured over several samples even when lines are far apart.
 SAMPLES_PER_LINE = 5
 MIN_SAMPLE_S = 0.05
+STOP_WAIT_S = 5.0
 
 
 def interval() -> float:
@@ -387,7 +388,8 @@ class Run:
     def stop(self) -> None:
         self._stop.set()
         if self._thread is not None and self._thread is not threading.current_thread():
-            self._thread.join()
+            # a daemon: one stuck in an engine's sampler must not hold up the run's end
+            self._thread.join(timeout=STOP_WAIT_S)
         self._thread = None
 
 
