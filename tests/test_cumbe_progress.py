@@ -260,3 +260,62 @@ def test_a_fault_seen_while_waiting_is_a_launch_error():
     p = PG.Progress([0, 0, 0], 10, 100, "G", interval=0.1, clock=lambda: now[0], sleep=sleep)
     with pytest.raises(L.LaunchError, match="failed while running.*until the process exits"):
         _launch(cuda, p)
+
+
+class FakeDeviceArray:
+    def __init__(self, values):
+        import numpy as np
+
+        self.values = np.asarray(values)
+        self.shape, self.dtype = self.values.shape, self.values.dtype
+        self.streams = []
+
+    def copy_to_host(self, out=None, stream=0):
+        self.streams.append(stream)
+        if out is None:
+            return self.values.copy()
+        out[...] = self.values
+        return out
+
+
+class FakeReaderCuda:
+    def __init__(self):
+        import numpy as np
+
+        self.np = np
+        self.synced = 0
+
+    def pinned_array(self, shape, dtype):
+        return self.np.zeros(shape, dtype)
+
+    def stream(self):
+        cuda = self
+
+        class Stream:
+            def synchronize(self):
+                cuda.synced += 1
+
+        return Stream()
+
+
+def test_the_stealing_state_is_copied_on_a_stream_of_its_own():
+    """The host copies ctl and the pools as it copies the counters: on a stream other than
+    the kernel's (the default one would wait for the kernel), into memory it reuses."""
+    k = 2
+    ctl = FakeDeviceArray([[0] * (PG.CTL_FIXED + 3 * (k + 2)) for _ in range(2)])
+    pool_n = FakeDeviceArray([[0, 0], [3, 0]])
+    pool_list = FakeDeviceArray([[0, 0], [0, 0]])
+    cuda = FakeReaderCuda()
+    read = PG.stealing_reader(ctl, pool_n, pool_list, cuda)
+    ctl.values[1][PG.C_TASK] = 4
+    ctl.values[1][PG.CTL_FIXED + (k + 2) + 1] = 1  # stage 1 published: worker 0, 3 pieces
+    st = PG.Stealing(read, k, (1, 2), (0, 4))
+    assert st.read()["queued"] == 3 and cuda.synced == 1
+    pool_n.values[1][0] = 1
+    assert st.read()["queued"] == 1 and cuda.synced == 2
+    assert all(s not in (0, None, "kernel stream") for a in (ctl, pool_n, pool_list)
+               for s in a.streams)
+    counters = FakeDeviceArray([[1, 10, 100], [2, 20, 200]])
+    assert list(PG.device_reader(counters, cuda)()) == [3, 30, 300]
+    # the simulator: plain copies
+    assert PG.stealing_reader(ctl, pool_n, pool_list, cuda, sim=True)()[1][1][0] == 1
