@@ -192,7 +192,9 @@ class Progress:
             head = MP.header("cumbe", run.label, run.repeat, self.shard or run.shard,
                              self.wall(), elapsed + (self.t0 - run.t0))
         else:
-            head = MP.header("cumbe", self.label, (1, 1), self.shard, self.wall(), elapsed)
+            # a device worker's process: the runner's repeat comes through the environment
+            head = MP.header("cumbe", self.label, MP.repeat_now(), self.shard, self.wall(),
+                             elapsed)
         return f"{head} | {self.body(elapsed)}"
 
     def wait(self, event, context=None) -> None:

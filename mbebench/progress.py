@@ -43,6 +43,9 @@ import numpy as np
 
 INTERVAL_ENV = "MBEBENCH_PROGRESS_S"
 LABEL_ENV = "MBEBENCH_PROGRESS_LABEL"
+# the repeat running now ("2/3"), for the lines of processes an engine starts (cuMBE's
+# device workers)
+REPEAT_ENV = "MBEBENCH_PROGRESS_REPEAT"
 DEFAULT_INTERVAL_S = 10.0
 MARK = " progress: "
 # The timer samples the counters this many times per line, so that the ETA's recent rate
@@ -67,6 +70,12 @@ def interval() -> float:
 def label() -> str:
     """What the line names the run by (``MBEBENCH_PROGRESS_LABEL``; the runner sets it)."""
     return " ".join(os.environ.get(LABEL_ENV, "").split()) or "run"
+
+
+def repeat_now() -> tuple[int, int]:
+    """The repeat running now: the runner's (``MBEBENCH_PROGRESS_REPEAT``), else 1 of 1."""
+    m = re.fullmatch(r"(\d+)/(\d+)", os.environ.get(REPEAT_ENV, "").strip())
+    return (int(m.group(1)), int(m.group(2))) if m else (1, 1)
 
 
 _SHARD_IN_LABEL = re.compile(r"^(.*?)\s*\bshard (\d+/\d+)$")
@@ -266,13 +275,13 @@ class Run:
     ``every_s`` seconds from :meth:`start` on, whatever the engine is doing."""
 
     def __init__(self, engine: str = "run", *, label_: str | None = None,
-                 repeat: tuple[int, int] = (1, 1), shard: str | None = None,
+                 repeat: tuple[int, int] | None = None, shard: str | None = None,
                  every_s: float | None = None, stream: TextIO | None = None,
                  clock: Callable[[], float] = time.monotonic,
                  wall: Callable[[], float] = time.time):
         self.engine = engine
         self.label = label() if label_ is None else label_
-        self.repeat = repeat
+        self.repeat = repeat_now() if repeat is None else repeat
         self.shard = shard
         self.every_s = interval() if every_s is None else float(every_s)
         self.stream = stream
@@ -407,11 +416,17 @@ def repeat(engine: str, number: int, of: int, shard: str | None = None) -> Itera
     lines from now on."""
     run = Run(engine, repeat=(int(number), int(of)), shard=shard).start()
     _CURRENT.append(run)
+    before = os.environ.get(REPEAT_ENV)
+    os.environ[REPEAT_ENV] = f"{int(number)}/{int(of)}"
     try:
         yield run
     finally:
         _CURRENT.remove(run)
         run.stop()
+        if before is None:
+            os.environ.pop(REPEAT_ENV, None)
+        else:
+            os.environ[REPEAT_ENV] = before
 
 
 @contextlib.contextmanager

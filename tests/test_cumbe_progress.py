@@ -5,6 +5,7 @@ simulator (test_cumbe_paths.py, and every selfcheck run)."""
 
 from __future__ import annotations
 
+import os
 import re
 import time
 
@@ -157,6 +158,15 @@ def test_inside_the_runner_the_line_has_its_repeat_and_the_runner_thread_waits()
         p.interval = 0.01
         _launch(cuda, p)
         assert seen and set(seen) == {1} and run.held == 0
+        # a process started meanwhile (cuMBE's device workers) learns the repeat too
+        assert os.environ[MP.REPEAT_ENV] == "2/3"
+        worker = PG.Progress([0, 0, 0], 10, 100, "g.csr", interval=10, shard="1/4")
+        MP._CURRENT.remove(run)
+        try:
+            assert "| repeat 2/3 | shard 1/4 |" in worker.line(1.0)
+        finally:
+            MP._CURRENT.append(run)
+    assert MP.REPEAT_ENV not in os.environ
 
 
 def test_counters_may_be_a_reader_and_each_is_the_largest_seen():

@@ -17,7 +17,8 @@ cuMBE runs only where a CUDA device is found (``--engines cumbe``).
     python benchmarks/progress/bench_progress.py --cache /tmp/progress-cache \
         --json benchmarks/progress/results/latest.jsonl
 
-The mirror graphs are converted once into ``--cache`` (benchmarks/mirror.py).
+The mirror graphs are converted once into ``--cache`` (benchmarks/mirror.py); stand-ins
+(benchmarks/standins.py) are given as ``--graph NAME=PATH`` and named in ``--runs``.
 """
 
 from __future__ import annotations
@@ -133,6 +134,9 @@ def main(argv=None) -> int:
     ap.add_argument("--cache", type=Path, required=True, help="CSR files of the mirror graphs")
     ap.add_argument("--runs", default=",".join(DEFAULT_RUNS),
                     help="engine:dataset pairs, comma-separated (engines: imbea, parmbe, cumbe)")
+    ap.add_argument("--graph", action="append", default=[], metavar="NAME=PATH",
+                    help="a CSR file (e.g. a stand-in, benchmarks/standins.py) that --runs may "
+                         "name as NAME; repeatable")
     ap.add_argument("--interval", type=float, default=1.0,
                     help="MBEBENCH_PROGRESS_S of the runs (seconds; small, for many lines)")
     ap.add_argument("--processes", type=int, default=2, help="ParMBE's processes")
@@ -142,6 +146,7 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     datasets = mirror_datasets(a.mirror)
     runs = [r.split(":", 1) for r in a.runs.split(",") if r.strip()]
+    extra = {n: Path(p) for n, p in (g.split("=", 1) for g in a.graph)}
     if any(e == "cumbe" for e, _ in runs):
         try:
             from numba import cuda
@@ -156,7 +161,8 @@ def main(argv=None) -> int:
           "ETA lines after 20 % | no ETA | worst ETA ratio |")
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for engine, name in runs:
-        graph = cached_csr(name, datasets[name], a.mirror, a.cache)
+        graph = (extra[name] if name in extra
+                 else cached_csr(name, datasets[name], a.mirror, a.cache))
         run = one_run(engine, graph, a.interval, a.processes, a.timeout, a.logs)
         m = measure(run, a.interval)
         row = {"engine": engine, "dataset": name, "interval_s": a.interval,
