@@ -49,10 +49,9 @@ _W_GRAPHS: dict[tuple, _Prepared] = {}
 _W_NEXT = None  # the pool's shared task counter (set by _init_worker)
 # What the workers have done so far, for the progress lines: tasks, bicliques, estimated
 # cost.  Guarded by the counter's lock and updated in the same hold that takes the next
-# task, so reporting costs no lock of its own.
+# task, so reporting costs no lock of its own (the parent reads them without it).
 _W_DONE = None
 DONE_TASKS, DONE_COUNT, DONE_COST = 0, 1, 2
-SAMPLE_LOCK_S = 1.0
 
 
 def _set_pdeathsig() -> None:
@@ -230,22 +229,15 @@ class ParMBEPool(WorkerPool):
         """A function giving (tasks, estimated cost, bicliques, cost of the tasks started)
         the workers have done in this execute, for the progress thread."""
         started_cost = np.concatenate(([0.0], np.cumsum(plan.task_costs, dtype=np.float64)))
-        lock = self._next.get_lock()
-        last = [(0, 0.0, 0, 0.0)]
+        counter = self._next.get_obj()  # the raw value: reading it takes no lock
 
         def read() -> tuple[int, float, int, float]:
-            # a worker killed while it holds the lock would hold it for ever: the line then
-            # repeats the last counters rather than hang the run's end
-            if not lock.acquire(timeout=SAMPLE_LOCK_S):
-                return last[0]
-            try:
-                d = self._done[:]
-                nxt = int(self._next.value)
-            finally:
-                lock.release()
-            started = float(started_cost[min(nxt, plan.n_tasks)])
-            last[0] = (int(d[DONE_TASKS]), float(d[DONE_COST]), int(d[DONE_COUNT]), started)
-            return last[0]
+            # without the workers' lock: a worker descheduled while holding it (a busy
+            # machine) would make the line late, one killed holding it would stop the lines;
+            # each value is one aligned word, and the line needs no snapshot of all three
+            d = self._done[:]
+            started = float(started_cost[min(int(counter.value), plan.n_tasks)])
+            return int(d[DONE_TASKS]), float(d[DONE_COST]), int(d[DONE_COUNT]), started
 
         return read
 

@@ -291,7 +291,6 @@ class Run:
         self.cost_total = 0.0
         self.counters = (0, 0.0, 0, None)  # done, cost done, bicliques, cost started
         self.sampler: Callable[[], tuple] | None = None
-        self.body: Callable[[float], str] | None = None  # an engine's own body (cuMBE)
         self.eta = Eta()
         self.searching = False
         self.t0 = self.t_work = clock()
@@ -327,7 +326,7 @@ class Run:
             self.sample()
             self.t_work_end = self.clock()
             self.searching = False
-            self.sampler = self.body = None
+            self.sampler = None
             self.phase = "finishing"
 
     def update(self, done: int, cost_done: float, bicliques: int,
@@ -355,8 +354,6 @@ class Run:
             now = self.clock()
             head = header(self.engine, self.label, self.repeat, self.shard, self.wall(),
                           now - self.t0)
-            if self.body is not None:
-                return f"{head} | {self.body(now - self.t_work)}"
             if not self.searching:
                 return f"{head} | {self.phase}"
             done, cost, bicliques, _ = self.counters
@@ -382,9 +379,11 @@ class Run:
                         self.emit()
                     due += self.every_s * (1 + (now - due) // self.every_s)
             except Exception as e:  # noqa: BLE001 - a progress line must never end a run
-                print(f"{self.engine}{MARK}(no line: {type(e).__name__}: {e})",
+                # said once; the lines go on with the counters the engine last published
+                print(f"{self.engine}{MARK}(counters unreadable: {type(e).__name__}: {e})",
                       file=self.stream or sys.stderr, flush=True)
-                return
+                with self._lock:
+                    self.sampler = None
 
     def start(self) -> Run:
         if self.enabled and self._thread is None:

@@ -146,7 +146,7 @@ def test_inside_the_runner_the_line_has_its_repeat_and_the_runner_thread_waits()
         p = PG.Progress([0, 0, 0], 10, 100, "g.csr", interval=10)
         line = p.line(1.0)
         assert line.startswith("cumbe progress: YouTube cumbe-0 | repeat 2/3 | shard 1/4 | ")
-        cuda = FakeCuda(time.monotonic, run_s=0.05)
+        cuda = FakeCuda(time.monotonic, run_s=0.5)
         seen = []
         orig = p.read
 
@@ -155,7 +155,7 @@ def test_inside_the_runner_the_line_has_its_repeat_and_the_runner_thread_waits()
             return orig()
 
         p.read = read
-        p.interval = 0.01
+        p.interval = 0.05
         _launch(cuda, p)
         assert seen and set(seen) == {1} and run.held == 0
         # a process started meanwhile (cuMBE's device workers) learns the repeat too

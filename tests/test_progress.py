@@ -294,3 +294,21 @@ def test_a_runs_lines_reach_its_log_while_it_runs(tmp_path):
     finally:
         proc.kill()
         proc.wait()
+
+
+def test_a_failing_sampler_is_said_once_and_the_lines_go_on():
+    sink = Sink()
+    run = progress.Run("e", label_="L", every_s=0.1, stream=sink)
+    run.begin_work(10, 10.0)
+
+    def broken():
+        raise OSError("gone")
+
+    run.sampler = broken
+    run.start()
+    try:
+        time.sleep(0.55)
+    finally:
+        run.stop()
+    notes = [ln for ln in sink.lines if "counters unreadable: OSError: gone" in ln]
+    assert len(notes) == 1 and sum(bool(LINE.match(ln)) for ln in sink.lines) >= 3, sink.lines
