@@ -137,29 +137,31 @@ def enumerate_tasks(prep, tasks, collect: bool = False):
     )
 
 
-# Progress (mbebench.progress): the search runs over chunks of tasks, a line between two.
-# A chunk is sized by the time per unit of estimated cost measured so far, to take about
-# this share of the progress interval; the first is a small share of the cost (the rate is
-# not known yet) and each may be at most GROWTH times the one before (the estimate is
-# rough).  Every chunk costs one kernel call (its workspace is set up again: O(vertices)).
+# Progress (mbebench.progress): the search runs over chunks of tasks, and publishes its
+# counters between two (the timer thread prints them while a chunk runs: the kernel releases
+# the GIL).  A chunk is sized by the time per unit of estimated cost measured so far, to
+# take about this share of the progress interval, so that the counters move between lines;
+# the first is a small share of the cost (the rate is not known yet) and each may be at
+# most GROWTH times the one before (the estimate is rough).  Every chunk costs one kernel
+# call (its workspace is set up again: O(vertices)).
 CHUNK_SHARE = 0.2
 FIRST_CHUNK_COST = 1 / 1024
 GROWTH = 4.0
 
 
 def enumerate_with_progress(prep, tasks, costs: np.ndarray,
-                            reporter: progress.Reporter) -> tuple[int, int, int]:
+                            run: progress.Run) -> tuple[int, int, int]:
     """(count, fingerprint, nodes) of ``tasks`` (an array or items) as
-    :func:`enumerate_tasks` gives them, with a progress line from ``reporter`` whenever
-    one is due between chunks."""
+    :func:`enumerate_tasks` gives them, publishing the counters to ``run`` between
+    chunks (tasks done, their cost, the cost up to the end of the running chunk)."""
     tasks = _items(tasks)
     n_items = tasks[0].size
-    if not reporter.enabled or n_items == 0:
+    if not run.enabled or n_items == 0:
         count, fp, nodes, *_ = enumerate_tasks(prep, tasks)
         return int(count), int(fp), int(nodes)
     acc = np.cumsum(np.asarray(costs, dtype=np.float64))
     total = float(acc[-1])
-    target_s = max(CHUNK_SHARE * reporter.every_s, 0.01)
+    target_s = max(CHUNK_SHARE * run.every_s, 0.01)
     chunk_cost = max(total * FIRST_CHUNK_COST, 1.0)
     count = fp = nodes = 0
     done, t0 = 0, time.perf_counter()
@@ -167,12 +169,13 @@ def enumerate_with_progress(prep, tasks, costs: np.ndarray,
         base = acc[done - 1] if done else 0.0
         end = int(np.searchsorted(acc, base + chunk_cost, side="right"))
         end = min(max(end, done + 1), n_items)
+        run.update(done, base, count, cost_started=float(acc[end - 1]))
         c, f, n, *_ = enumerate_tasks(prep, tuple(x[done:end] for x in tasks))
         count += int(c)
         fp = (fp + int(f)) & MASK64
         nodes += int(n)
         done = end
-        reporter.update(done, float(acc[done - 1]), count)
+        run.update(done, float(acc[done - 1]), count)
         elapsed = time.perf_counter() - t0
         rate = float(acc[done - 1]) / elapsed if elapsed > 0 else 0.0  # cost per second
         want = rate * target_s if rate > 0 else chunk_cost * GROWTH
@@ -226,8 +229,9 @@ def run(graph: CSRGraph, side: str = SIDES[0], shard: str = SH.WHOLE) -> EngineR
     t0 = time.perf_counter()
     prep, tasks = prepare(graph, side)
     items, shard_stats, costs = shard_tasks(prep, tasks, shard, with_costs=True)
-    reporter = progress.Reporter("imbea", items[0].size, float(costs.sum()))
-    count, fp, nodes = enumerate_with_progress(prep, items, costs, reporter)
+    with progress.work("imbea", items[0].size, float(costs.sum()), shard=shard,
+                       costs=costs) as run:
+        count, fp, nodes = enumerate_with_progress(prep, items, costs, run)
     algo_s = time.perf_counter() - t0
     return EngineResult(
         count=int(count),

@@ -55,7 +55,7 @@ from baselines.parmbe_pool import (  # noqa: F401
 from baselines.parmbe_spec import SIDES
 from mbebench.csr import CSRGraph, write_csr
 from mbebench.engine import EngineResult
-from mbebench.progress import Reporter
+from mbebench import progress
 from mbebench.shard import WHOLE as SHARD_WHOLE
 from mbebench.shard import parse as parse_shard
 
@@ -125,17 +125,20 @@ def run(
                 start_server()  # the server warms up while this process does (below)
             parent_compile = _parent_warm()
             if own:
-                pool = ParMBEPool(nproc)
+                with progress.phase("starting workers"):
+                    pool = ParMBEPool(nproc)
             try:
                 t0 = time.perf_counter()
-                prep = _Prepared(graph, u_is_left)
-                plan = plan_tasks(
-                    prep, nproc, split_threshold, max_split, pool.threads, tasks_per_process,
-                    shard,
-                )
+                with progress.phase("planning"):
+                    prep = _Prepared(graph, u_is_left)
+                    plan = plan_tasks(
+                        prep, nproc, split_threshold, max_split, pool.threads,
+                        tasks_per_process, shard,
+                    )
                 plan_s = time.perf_counter() - t0
-                reporter = Reporter("parmbe", plan.n_tasks, float(plan.task_costs.sum()))
-                count, fp, ex = pool.execute(path, u_is_left, plan, reporter)
+                with progress.work("parmbe", plan.n_tasks, float(plan.task_costs.sum()),
+                                   shard=shard, costs=plan.task_costs) as run:
+                    count, fp, ex = pool.execute(path, u_is_left, plan, run)
                 algo = time.perf_counter() - t0
             except BaseException:
                 if own:

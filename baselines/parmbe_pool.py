@@ -37,6 +37,8 @@ import time
 import traceback
 from concurrent.futures import ThreadPoolExecutor
 
+import numpy as np
+
 from baselines.parmbe_plan import Plan, _Prepared, warm_up
 from mbebench.csr import read_csr
 from mbebench.engine import WorkerPool
@@ -54,7 +56,7 @@ _W_GRAPHS: dict[tuple, _Prepared] = {}
 _W_NEXT = None  # the pool's shared task counter (set by _init_worker)
 # What the workers have done so far, for the progress lines: tasks, bicliques, estimated
 # cost.  Guarded by the counter's lock and updated in the same hold that takes the next
-# task, so reporting costs no lock of its own.
+# task, so reporting costs no lock of its own (the parent reads them without it).
 _W_DONE = None
 DONE_TASKS, DONE_COUNT, DONE_COST = 0, 1, 2
 
@@ -244,16 +246,27 @@ class ParMBEPool(WorkerPool):
             return
         raise RuntimeError(f"a ParMBE worker died and was replaced ({msg[0]} from pid {msg[1]})")
 
-    def _progress(self) -> tuple[int, float, int]:
-        """(tasks, estimated cost, bicliques) the workers have done in this execute."""
-        with self._next.get_lock():
-            d = self._done[:]
-        return int(d[DONE_TASKS]), float(d[DONE_COST]), int(d[DONE_COUNT])
+    def _sampler(self, plan: Plan):
+        """A function giving (tasks, estimated cost, bicliques, cost of the tasks started)
+        the workers have done in this execute, for the progress thread."""
+        started_cost = np.concatenate(([0.0], np.cumsum(plan.task_costs, dtype=np.float64)))
+        counter = self._next.get_obj()  # the raw value: reading it takes no lock
 
-    def execute(self, path: str, u_is_left: bool, plan: Plan, reporter=None):
+        def read() -> tuple[int, float, int, float]:
+            # without the workers' lock: a worker descheduled while holding it (a busy
+            # machine) would make the line late, one killed holding it would stop the lines;
+            # each value is one aligned word, and the line needs no snapshot of all three
+            d = self._done[:]
+            started = float(started_cost[min(int(counter.value), plan.n_tasks)])
+            return int(d[DONE_TASKS]), float(d[DONE_COST]), int(d[DONE_COUNT]), started
+
+        return read
+
+    def execute(self, path: str, u_is_left: bool, plan: Plan, run=None):
         """Run ``plan`` on the workers: one job per worker, each taking tasks
-        in plan order from the shared counter.  ``reporter``: a
-        :class:`mbebench.progress.Reporter`, given the workers' progress while they run.
+        in plan order from the shared counter.  ``run``: a
+        :class:`mbebench.progress.Run`, whose thread reads the workers' progress while
+        they run.
 
         Returns (count, fingerprint, stats) with per-pid busy seconds, task
         counts and CPU seconds and the start/end times of the workers."""
@@ -276,9 +289,9 @@ class ParMBEPool(WorkerPool):
             with self._next.get_lock():
                 self._next.value = 0
                 self._done[:] = [0.0, 0.0, 0.0]
+            if run is not None:
+                run.sampler = self._sampler(plan)
             poll_s = 0.5
-            if reporter is not None and reporter.enabled:
-                poll_s = min(poll_s, 0.2 * reporter.every_s)
             results: queue.SimpleQueue = queue.SimpleQueue()
             t_go = time.perf_counter()
             for _ in range(self.processes):
@@ -292,8 +305,6 @@ class ParMBEPool(WorkerPool):
                         break
                     except queue.Empty:
                         self._check_workers()
-                        if reporter is not None and reporter.due():
-                            reporter.update(*self._progress())
                 if isinstance(r, BaseException):
                     raise r
                 pid, c, f, n, b, cp, mx, first, last = r

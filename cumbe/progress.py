@@ -1,21 +1,31 @@
-"""Progress lines of a running cuMBE kernel, from exact counters the kernel keeps in
-device memory (``prog``, a row per block: first-level tasks done, their cost estimates,
-bicliques; :data:`cumbe.kernel.PR_TASKS` ...).
+"""Progress lines of a running cuMBE kernel, from counters the kernel keeps in device
+memory: ``prog`` (a row per block: first-level tasks done, their cost estimates,
+bicliques; :data:`cumbe.kernel.PR_TASKS` ...) and the stealing state it keeps anyway
+(``ctl``: per phase the task counter and, per stage, publishers and workers out of work;
+``pool_n``/``pool_list``: the pieces each publisher still offers).
 
-Every worker adds to the counters as each piece of work ends, with reductions it does not
-wait for; the host copies them on a stream of its own while the kernel runs on another
-(:func:`device_reader`, :func:`cumbe.launch.checked_launch`).  While the kernel runs,
-:func:`cumbe.launch.checked_launch` polls its end event and prints one line to stderr
-every :func:`interval_s` seconds, in every engine's format
-(:func:`mbebench.progress.format_line`)::
+Every worker adds to ``prog`` as each piece of work ends, with reductions it does not wait
+for; the host copies the counters on a stream of its own while the kernel runs on another
+(:func:`device_reader`, :func:`stealing_reader`, :func:`cumbe.launch.checked_launch`).
+While the kernel runs, :func:`cumbe.launch.checked_launch` waits for its end event and
+prints a line every :func:`interval_s` seconds in every engine's format
+(:mod:`mbebench.progress`)::
 
-    cumbe progress: YouTube cumbe-0 shard 1/3: tasks 1234/5000 (cost 41.0%), 8.10e+08
-    bicliques, 6.20e+07/s, ETA 35 s
+    cumbe progress: YouTube cumbe-0 | repeat 1/3 | shard 1/3 | 15:04:05Z +12.0 s | tasks
+        1234/5000 (cost 41.0%), 8.10e+08 bicliques, 6.20e+07/s, ETA 35 s (28-44 s)
 
-The label is the runner's (``MBEBENCH_PROGRESS_LABEL``), else the graph's file.  The ETA
-extrapolates the cost done; once every first-level task is done, what is left is stolen
-work of unknown size ("ETA ? s (stolen work left)").  The count of a run never comes from
-here (the kernel's result buffers), and nothing here imports numba.
+Once every first-level task is done, the tasks and their cost stand still for the rest of
+a skewed run, so the line says what moves: the stealing stage, the subtrees still queued
+for thieves and the workers still busy (a lower bound on what is left: that much work is
+certainly not done), and the bicliques per second over the last interval::
+
+    ... | tasks 3087/3087 (cost 100.0%), stolen work: stage 3/8, 41 subtrees queued,
+        212/1056 workers busy; 2.10e+09 bicliques, 5.4e+07/s (last 10 s: 5.1e+07/s),
+        ETA ? s (left: >= 41 queued subtrees + 212 running)
+
+The label is the runner's (``MBEBENCH_PROGRESS_LABEL``), else the graph's file.  The count
+of a run never comes from here (the kernel's result buffers), and nothing here imports
+numba.
 """
 
 from __future__ import annotations
@@ -60,27 +70,84 @@ def run_label(graph_label: str) -> str:
     return MP.label() if os.environ.get(MP.LABEL_ENV, "").strip() else graph_label
 
 
+CTL_FIXED, C_TASK = 2, 0  # as cumbe.kernel.consts
+
+
+class Stealing:
+    """Where the kernel's work stealing stands, from copies of ``ctl``, ``pool_n`` and
+    ``pool_list`` (:func:`stealing_reader`; racy copies of a running kernel: every number
+    is clamped to what it can be).  ``k``: stages; ``workers``: (blocks, warps), the
+    workers of phase 0 (block-wide tasks) and phase 1; ``tasks``: (phase 0's, phase 1's)
+    first-level task counts; ``costs``: the tasks' cost estimates in launch order."""
+
+    def __init__(self, reader, k: int, workers: tuple[int, int], tasks: tuple[int, int],
+                 costs=None):
+        self.reader, self.k = reader, int(k)
+        self.workers, self.tasks = tuple(int(w) for w in workers), tuple(int(t) for t in tasks)
+        self.cum = None
+        if costs is not None:
+            import numpy as np
+
+            self.cum = np.concatenate(([0], np.cumsum(np.asarray(costs, dtype=np.int64))))
+
+    def read(self) -> dict:
+        ctl, pool_n, pool_list = self.reader()
+        k = self.k
+        phase = 1 if int(ctl[1][C_TASK]) > 0 or self.tasks[0] == 0 else 0
+        started = [min(max(int(ctl[p][C_TASK]), 0), self.tasks[p]) for p in (0, 1)]
+        row = ctl[phase]
+        pubs = [int(row[CTL_FIXED + (k + 2) + s]) for s in range(k + 2)]
+        idle = [int(row[CTL_FIXED + 2 * (k + 2) + s]) for s in range(k + 2)]
+        stage = max([1] + [s for s in range(2, k + 1) if pubs[s - 1] > 0])
+        nw = max(self.workers[phase], 1)
+        queued = 0
+        if stage > 1:
+            par = (stage - 1) % 2
+            n = min(max(pubs[stage - 1], 0), len(pool_list[par]))
+            for i in range(n):
+                w = int(pool_list[par][i])
+                if 0 <= w < len(pool_n[par]):
+                    queued += max(int(pool_n[par][w]), 0)
+        out = {"phase": phase, "stage": stage, "stages": k, "queued": queued,
+               "busy": min(max(nw - idle[stage], 0), nw), "workers": nw,
+               "started": started[0] + started[1]}
+        if self.cum is not None:
+            n0 = self.tasks[0]
+            out["started_cost"] = int(self.cum[started[0]]
+                                      + self.cum[n0 + started[1]] - self.cum[n0])
+        return out
+
+
 class Progress:
     """Reads the kernel's progress counters and prints what they say."""
 
     def __init__(self, counters, n_tasks: int, total_cost: int, label: str, *,
                  interval: float | None = None, out=None, clock=time.monotonic,
-                 sleep=None):
+                 sleep=None, stealing: Stealing | None = None, shard: str | None = None,
+                 wall=time.time):
         self.counters = counters
         self.n_tasks = int(n_tasks)
         self.total_cost = int(total_cost)
         self.label = run_label(label)
         self.interval = interval_s() if interval is None else float(interval)
         self.out = out
-        self.clock = clock
+        self.clock, self.wall = clock, wall
         self.sleep = sleep
+        self.stealing = stealing
+        self.shard = shard
         self.lines = 0
         self.seen = (0, 0, 0)
         self.t0 = clock()
+        self.costs = stealing.cum[1:] - stealing.cum[:-1] if (
+            stealing is not None and stealing.cum is not None) else None
+        self.eta = MP.Eta(self.costs)
+        self.last = (0.0, 0)  # (elapsed, bicliques) at the last line: the recent rate
 
     def start(self) -> None:
         """The kernel is being launched: elapsed time and the first line count from here."""
         self.t0 = self.clock()
+        self.eta = MP.Eta(self.costs)
+        self.last = (0.0, 0)
 
     def read(self) -> tuple[int, int, int]:
         """(tasks done, their cost, bicliques) as the counters stand now (``counters``: a
@@ -91,17 +158,50 @@ class Progress:
                           zip((PR_TASKS, PR_COST, PR_BICLIQUES), self.seen))
         return self.seen
 
-    def line(self, elapsed: float) -> str:
+    def body(self, elapsed: float) -> str:
+        """What the kernel has done, ``elapsed`` seconds after its launch."""
         tasks, cost, bicliques = self.read()
-        return MP.format_line("cumbe", self.label, tasks, self.n_tasks, cost, self.total_cost,
-                              bicliques, elapsed,
-                              eta="? s (stolen work left)" if tasks >= self.n_tasks else None)
+        steal = self.stealing.read() if self.stealing is not None else None
+        started = steal.get("started_cost") if steal else None
+        if self.total_cost > 0:
+            self.eta.add(elapsed, cost / self.total_cost,
+                         None if started is None else started / self.total_cost, tasks)
+        rate = bicliques / elapsed if elapsed > 0 else 0.0
+        t_last, b_last = self.last
+        recent = (bicliques - b_last) / (elapsed - t_last) if elapsed > t_last else 0.0
+        self.last = (elapsed, bicliques)
+        if tasks < self.n_tasks:
+            return MP.work_text(tasks, self.n_tasks, cost, self.total_cost, bicliques, rate,
+                                MP.eta_text(self.eta.estimate()))
+        # every first-level task is done: stolen work of unknown size is left
+        head = f"tasks {tasks}/{self.n_tasks} (cost 100.0%), stolen work"
+        left = "ETA ? s"
+        if steal is not None:
+            head += (f": stage {steal['stage']}/{steal['stages']}, {steal['queued']} subtrees "
+                     f"queued, {steal['busy']}/{steal['workers']} workers busy")
+            left += f" (left: >= {steal['queued']} queued subtrees + {steal['busy']} running)"
+        else:
+            left += " (stolen work left)"
+        return (f"{head}; {bicliques} bicliques, {MP._num(rate)}/s "
+                f"(last {elapsed - t_last:.0f} s: {MP._num(recent)}/s), {left}")
+
+    def line(self, elapsed: float) -> str:
+        run = MP.current()
+        if run is not None:  # the runner's repeat: its label, repeat and start
+            head = MP.header("cumbe", run.label, run.repeat, self.shard or run.shard,
+                             self.wall(), elapsed + (self.t0 - run.t0))
+        else:
+            # a device worker's process: the runner's repeat comes through the environment
+            head = MP.header("cumbe", self.label, MP.repeat_now(), self.shard, self.wall(),
+                             elapsed)
+        return f"{head} | {self.body(elapsed)}"
 
     def wait(self, event, context=None) -> None:
         """Until ``event`` (recorded after the launch) has happened, print a line every
         ``interval`` seconds.  A thread blocks in ``event.synchronize()`` (with ``context``,
         the launch's CUDA context, current in it); an error there is raised here, and the
-        caller's own synchronize raises it again."""
+        caller's own synchronize raises it again.  The runner's progress thread is held
+        meanwhile: these lines say more than its own would."""
         done = threading.Event()
         failed = []
 
@@ -122,18 +222,25 @@ class Progress:
         threading.Thread(target=sync, name="cumbe-kernel-end", daemon=True).start()
         due = self.t0 + self.interval if self.interval > 0 else float("inf")
         nap = FIRST_POLL_S
-        while not done.is_set():
-            now = self.clock()
-            if now >= due:
-                print(self.line(now - self.t0), file=self.out or sys.stderr, flush=True)
-                self.lines += 1
-                due += self.interval * (1 + (now - due) // self.interval)
-            dt = min(nap, max(due - now, 0.0))
-            if self.sleep is None:
-                done.wait(dt)
-            else:
-                self.sleep(dt)
-            nap = min(2 * nap, POLL_S)
+        run = MP.current()
+        if run is not None:
+            run.held += 1
+        try:
+            while not done.is_set():
+                now = self.clock()
+                if now >= due:
+                    print(self.line(now - self.t0), file=self.out or sys.stderr, flush=True)
+                    self.lines += 1
+                    due += self.interval * (1 + (now - due) // self.interval)
+                dt = min(nap, max(due - now, 0.0))
+                if self.sleep is None:
+                    done.wait(dt)
+                else:
+                    self.sleep(dt)
+                nap = min(2 * nap, POLL_S)
+        finally:
+            if run is not None:
+                run.held -= 1
         if failed:
             raise failed[0]
 
@@ -160,5 +267,24 @@ def device_reader(prog, cuda, sim: bool = False):
         prog.copy_to_host(host, stream=stream)
         stream.synchronize()
         return host.sum(axis=0)
+
+    return read
+
+
+def stealing_reader(ctl, pool_n, pool_list, cuda, sim: bool = False):
+    """A function that returns host copies of the kernel's stealing state (``ctl``,
+    ``pool_n``, ``pool_list``: :class:`Stealing`), copied as :func:`device_reader` copies
+    ``prog``: on a stream of its own, so that the copies do not wait for the kernel."""
+    arrays = (ctl, pool_n, pool_list)
+    if sim:
+        return lambda: tuple(a.copy_to_host() for a in arrays)
+    hosts = tuple(cuda.pinned_array(a.shape, dtype=a.dtype) for a in arrays)
+    stream = cuda.stream()
+
+    def read():
+        for a, h in zip(arrays, hosts):
+            a.copy_to_host(h, stream=stream)
+        stream.synchronize()
+        return hosts
 
     return read

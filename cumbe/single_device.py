@@ -36,6 +36,7 @@ from cumbe import progress as run_progress
 from cumbe.prepare import Prepared, choose_side, prepare_cached, shard_of, task_butterflies
 from cumbe.spec import RunOptions
 from cumbe.variants import ABLATIONS
+from mbebench import shard as sharding
 from mbebench.csr import CSRGraph
 from mbebench.engine import EngineResult, EngineSkipped
 
@@ -299,8 +300,10 @@ def _kernel_inputs(state: _Run, prep: Prepared, planned: _Planned):
     prm[kernels.P_EAGER] = opts.eager_steal
     prm[kernels.P_NWK] = plan.workers
     prm[kernels.P_IDLE] = int(round(opts.idle_fraction * 1000))
+    # task_cost (in launch order) is no kernel buffer: the progress lines read it
     host = dict(offU=prep.offU, adjU=prep.adjU, offV=prep.offV, adjV=prep.adjV, orig=prep.orig,
-                tasks=tasks, task_piece=task_piece, prm=prm)
+                tasks=tasks, task_piece=task_piece, prm=prm,
+                task_cost=(prep.task_wedges + prep.task_deg)[order])
     cap = opts.memory_cap
     context = (f"variant {opts.variant}{', compact layout' if planned.compact else ''}, "
                f"{plan.blocks} blocks x {plan.warps} warps, {plan.arena_words} arena words a "
@@ -318,9 +321,16 @@ def _launch(state: _Run, kern, planned: _Planned, host: dict, context: str, prep
     launch.check_memory(planned.choice.bytes, free if cap is None else min(free, cap),
                         planned.total, state.label, context)
     arrays = buffers.allocate(plan, host, cuda)
+    n_tasks, task_cost = host["tasks"].size, host["task_cost"]
+    nt0 = int(host["prm"][state.kernels.P_NT0])
+    stealing = run_progress.Stealing(
+        run_progress.stealing_reader(arrays["ctl"], arrays["pool_n"], arrays["pool_list"], cuda,
+                                     sim),
+        state.opts.k, (plan.blocks, plan.workers), (nt0, n_tasks - nt0), task_cost)
     progress = run_progress.Progress(
-        run_progress.device_reader(arrays["prog"], cuda, sim), host["tasks"].size,
-        int((prep.task_wedges + prep.task_deg).sum()), state.label)
+        run_progress.device_reader(arrays["prog"], cuda, sim), n_tasks, int(task_cost.sum()),
+        state.label, stealing=stealing,
+        shard=None if state.opts.shard == sharding.WHOLE else state.opts.shard)
     state.timed("copies", t0)
     if sim:
         state.kernels.SIM_WARPS.reset()

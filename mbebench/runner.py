@@ -27,6 +27,7 @@ import datetime as _dt
 import json
 import os
 import platform
+import re
 import resource
 import signal
 import socket
@@ -103,16 +104,21 @@ def _load(spec: dict[str, Any]):
     return graph, lambda params: engine(graph, **call_params(params))
 
 
-def _run_item(graph, once, params: dict[str, Any], repeats: int) -> dict[str, Any]:
+def _run_item(graph, once, params: dict[str, Any], repeats: int,
+              engine: str = "run") -> dict[str, Any]:
     """One item (one row): the engine ``repeats`` times on ``params`` (in the child)."""
+    from mbebench import progress
     from mbebench.engine import EngineSkipped
     from mbebench.fingerprint import to_hex
 
+    # the progress lines name the engine, the repeat and its seconds from its start on
+    name = re.sub(r"[^\w.+-]", "_", engine.rsplit(":", 1)[-1]) or "run"
     try:
         algo, wall, results = [], [], []
-        for _ in range(int(repeats)):
+        for r in range(int(repeats)):
             t0 = time.perf_counter()
-            res = once(params)
+            with progress.repeat(name, r + 1, int(repeats), shard=params.get("shard")):
+                res = once(params)
             wall.append(time.perf_counter() - t0)
             algo.append(float(res.algo_seconds))
             results.append(res)
@@ -500,7 +506,8 @@ def _child_entry(argv: list[str]) -> int:
         failure = {"status": "error", "message": _one_line(e)}
     for k, item in enumerate(spec["items"]):
         os.environ[LABEL_ENV] = item.get("label") or ""
-        result = failure or _run_item(graph, once, item["params"], spec["repeats"])
+        result = failure or _run_item(graph, once, item["params"], spec["repeats"],
+                                      spec.get("engine") or "run")
         if k == 0 and not failure:
             result["startup_s"] = startup
         atomic.write_json(out / f"{k}.json", result)

@@ -129,8 +129,24 @@ def shards_imbea(graph, shard="0/1", **_):
 def chatty(graph, seconds=3.0, **_):
     """The oracle, after a progress line and ``seconds`` of sleep: the line must reach
     the run's log while the run goes on."""
-    from mbebench.progress import format_line, label
+    from mbebench.progress import header, label
 
-    print(format_line("chatty", label(), 0, 1, 0.0, 1.0, 0, 0.5), file=sys.stderr, flush=True)
+    print(header("chatty", label(), (1, 1), None, time.time(), 0.5) + " | setting up",
+          file=sys.stderr, flush=True)
     time.sleep(seconds)
     return oracle(graph)
+
+
+def slow_units(graph, units=3, unit_s=1.0, setup_s=0.0, shard="0/1", **_):
+    """The oracle, after ``setup_s`` of setup, as ``units`` units of work of ``unit_s``
+    seconds each that publish their counters only between units (as an engine whose tasks
+    are longer than the progress interval): the progress lines must still come on time."""
+    from mbebench import progress
+
+    count, fp = count_and_fingerprint(graph)
+    time.sleep(setup_s)
+    with progress.work("slow", units, float(units), shard=shard) as run:
+        for i in range(units):
+            time.sleep(unit_s)
+            run.update(i + 1, float(i + 1), count * (i + 1) // units)
+    return EngineResult(count, fp, algo_seconds=units * unit_s)

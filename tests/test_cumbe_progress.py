@@ -5,6 +5,7 @@ simulator (test_cumbe_paths.py, and every selfcheck run)."""
 
 from __future__ import annotations
 
+import os
 import re
 import time
 
@@ -12,10 +13,15 @@ import pytest
 
 from cumbe import launch as L
 from cumbe import progress as PG
+from mbebench import progress as MP
 from mbebench.progress import INTERVAL_ENV, LABEL_ENV, is_progress
 
-LINE = re.compile(r"cumbe progress: G: tasks \d+/10 \(cost [\d.]+%\), \d+ bicliques, \S+/s, "
-                  r"ETA (\d+ s|\? s|\? s \(stolen work left\))$")
+HEAD = r"cumbe progress: G \| repeat 1/1 \| shard 0/1 \| \d\d:\d\d:\d\dZ \+[\d.]+ s \| "
+LINE = re.compile(HEAD + r"(tasks \d+/10 \(cost [\d.]+%\), \d+ bicliques, \S+/s, "
+                  r"ETA ([\d.]+ s|[\d.]+ s \([\d.]+-[\d.]+ s\)|\? s)|"
+                  r"tasks 10/10 \(cost 100.0%\), stolen work; \d+ bicliques, \S+/s "
+                  r"\(last \d+ s: \S+/s\), ETA \? s \(stolen work left\))$")
+WALL = 1795014245.0  # 15:04:05 UTC
 
 
 class FakeCuda:
@@ -76,17 +82,91 @@ def _launch(cuda, progress):
 
 
 def test_a_line_says_tasks_cost_bicliques_rate_and_eta():
-    # every engine's line (mbebench.progress.format_line), so `mbebench status` reads it
-    p = PG.Progress([3, 30, 12345], 10, 100, "G", interval=10)
-    assert p.line(10.0) == ("cumbe progress: G: tasks 3/10 (cost 30.0%), 12345 bicliques, "
-                            "1.23e+03/s, ETA 23 s")  # 10 s for 30% of the cost: 23 s for the rest
-    assert is_progress(p.line(10.0))
+    # every engine's line (mbebench.progress), so `mbebench status` reads it
+    p = PG.Progress([3, 30, 12345], 10, 100, "G", interval=10, wall=lambda: WALL)
+    assert p.line(10.0) == ("cumbe progress: G | repeat 1/1 | shard 0/1 | 15:04:05Z +10.0 s | "
+                            "tasks 3/10 (cost 30.0%), 12345 bicliques, 1.23e+03/s, ETA ? s")
+    assert is_progress(p.line(10.0)) and LINE.match(p.line(11.0))
     assert PG.Progress([0, 0, 0], 10, 100, "G", interval=10).line(1.0).endswith("ETA ? s")
-    done = PG.Progress([10, 100, 810000000], 10, 100, "G", interval=10)
-    assert done.line(13.0) == ("cumbe progress: G: tasks 10/10 (cost 100.0%), 810000000 "
-                               "bicliques, 6.23e+07/s, ETA ? s (stolen work left)")
+    done = PG.Progress([10, 100, 810000000], 10, 100, "G", interval=10, wall=lambda: WALL)
+    done.last = (3.0, 10000000)  # the line before, 10 s earlier
+    assert done.line(13.0) == (
+        "cumbe progress: G | repeat 1/1 | shard 0/1 | 15:04:05Z +13.0 s | tasks 10/10 "
+        "(cost 100.0%), stolen work; 810000000 bicliques, 6.23e+07/s (last 10 s: 8.00e+07/s), "
+        "ETA ? s (stolen work left)")
     assert done.end() == {"tasks": 10, "of_tasks": 10, "cost": 100, "of_cost": 100,
                           "bicliques": 810000000}
+
+
+def test_a_steady_kernel_gets_an_eta_from_its_cost():
+    # 10 % of the cost a second, tasks started 1 s ahead of those done
+    now = [0.0]
+    state = {"ctl": [[0] * (PG.CTL_FIXED + 3 * 4) for _ in range(2)]}
+    costs = [10] * 10
+    st = PG.Stealing(lambda: (state["ctl"], [[0] * 4] * 2, [[0] * 4] * 2), 2, (1, 4), (0, 10),
+                     costs)
+    p = PG.Progress(lambda: [int(now[0]), 10 * int(now[0]), 0], 10, 100, "G", interval=1,
+                    stealing=st)
+    for t in range(1, 6):
+        now[0] = t
+        state["ctl"][1][PG.C_TASK] = t + 1
+        line = p.line(float(t))
+    # 50 % done and 60 % started at 10 % a second: 4-5 s left
+    assert line.endswith("tasks 5/10 (cost 50.0%), 0 bicliques, 0/s, ETA 4.5 s (4.0-5.0 s)"), line
+
+
+def test_skewed_stealing_shows_what_moves_and_a_lower_bound():
+    """Every first-level task done, the kernel in its stealing stages: the line names the
+    stage, the subtrees still queued for thieves and the busy workers, from the kernel's
+    ``ctl`` and pools (copied as the counters are)."""
+    k = 3
+    width = PG.CTL_FIXED + 3 * (k + 2)
+    ctl = [[0] * width, [0] * width]
+    ctl[1][PG.C_TASK] = 12  # phase 1 (warp tasks): every task taken
+    ctl[1][PG.CTL_FIXED + (k + 2) + 1] = 3  # stage 1: three publishers
+    ctl[1][PG.CTL_FIXED + 2 * (k + 2) + 2] = 5  # stage 2: five workers out of work
+    pool_n = [[0] * 8, [4, 0, 7, -2, 0, 0, 0, 0]]  # stage 1 published into pool 1
+    pool_list = [[0] * 8, [0, 2, 3, 0, 0, 0, 0, 0]]  # ... by workers 0, 2 and 3
+    st = PG.Stealing(lambda: (ctl, pool_n, pool_list), k, (2, 8), (0, 10))
+    assert st.read() == {"phase": 1, "stage": 2, "stages": 3, "queued": 11, "busy": 3,
+                         "workers": 8, "started": 10}
+    p = PG.Progress([10, 100, 5000], 10, 100, "G", interval=10, stealing=st,
+                    wall=lambda: WALL)
+    assert p.line(20.0) == (
+        "cumbe progress: G | repeat 1/1 | shard 0/1 | 15:04:05Z +20.0 s | tasks 10/10 (cost "
+        "100.0%), stolen work: stage 2/3, 11 subtrees queued, 3/8 workers busy; 5000 bicliques, "
+        "250/s (last 20 s: 250/s), ETA ? s (left: >= 11 queued subtrees + 3 running)")
+    pool_n[1][2] = 1  # thieves took six pieces
+    assert "5 subtrees queued" in p.line(30.0)
+
+
+def test_inside_the_runner_the_line_has_its_repeat_and_the_runner_thread_waits():
+    with MP.repeat("cumbe", 2, 3, shard="1/4") as run:
+        run.label = "YouTube cumbe-0 shard 1/4"
+        p = PG.Progress([0, 0, 0], 10, 100, "g.csr", interval=10)
+        line = p.line(1.0)
+        assert line.startswith("cumbe progress: YouTube cumbe-0 | repeat 2/3 | shard 1/4 | ")
+        cuda = FakeCuda(time.monotonic, run_s=0.5)
+        seen = []
+        orig = p.read
+
+        def read():
+            seen.append(run.held)
+            return orig()
+
+        p.read = read
+        p.interval = 0.05
+        _launch(cuda, p)
+        assert seen and set(seen) == {1} and run.held == 0
+        # a process started meanwhile (cuMBE's device workers) learns the repeat too
+        assert os.environ[MP.REPEAT_ENV] == "2/3"
+        worker = PG.Progress([0, 0, 0], 10, 100, "g.csr", interval=10, shard="1/4")
+        MP._CURRENT.remove(run)
+        try:
+            assert "| repeat 2/3 | shard 1/4 |" in worker.line(1.0)
+        finally:
+            MP._CURRENT.append(run)
+    assert MP.REPEAT_ENV not in os.environ
 
 
 def test_counters_may_be_a_reader_and_each_is_the_largest_seen():
@@ -116,8 +196,8 @@ def test_lines_come_every_interval_while_the_kernel_runs(capsys):
     lines = capsys.readouterr().err.splitlines()
     assert len(lines) == p.lines == 4  # at 1, 2, 3 and 4 s of a 4.5 s kernel
     assert all(LINE.match(ln) for ln in lines), lines
-    assert lines[0] == ("cumbe progress: G: tasks 3/10 (cost 30.0%), 1000 bicliques, 1e+03/s, "
-                        "ETA 2 s")
+    assert lines[0].endswith(" +1.0 s | tasks 3/10 (cost 30.0%), 1000 bicliques, 1e+03/s, "
+                             "ETA ? s")
     assert lines[-1].endswith("(stolen work left)")  # every first-level task done by 4 s
     assert sum(sleeps) == pytest.approx(4.5, abs=PG.POLL_S * 1.001)  # polled to the end, no longer
     assert sleeps[0] == PG.FIRST_POLL_S  # a short kernel is not kept waiting
@@ -174,7 +254,7 @@ def test_every_engines_interval_and_label_hold_for_cumbe(monkeypatch, capsys):
     assert PG.Progress([0, 0, 0], 10, 100, "g.csr").label == "g.csr"
     monkeypatch.setenv(LABEL_ENV, "YouTube cumbe-0 shard 1/3")
     assert PG.Progress([0, 0, 0], 10, 100, "g.csr").line(1.0).startswith(
-        "cumbe progress: YouTube cumbe-0 shard 1/3: tasks 0/10")
+        "cumbe progress: YouTube cumbe-0 | repeat 1/1 | shard 1/3 | ")
 
 
 def test_a_fault_seen_while_waiting_is_a_launch_error():
@@ -190,3 +270,62 @@ def test_a_fault_seen_while_waiting_is_a_launch_error():
     p = PG.Progress([0, 0, 0], 10, 100, "G", interval=0.1, clock=lambda: now[0], sleep=sleep)
     with pytest.raises(L.LaunchError, match="failed while running.*until the process exits"):
         _launch(cuda, p)
+
+
+class FakeDeviceArray:
+    def __init__(self, values):
+        import numpy as np
+
+        self.values = np.asarray(values)
+        self.shape, self.dtype = self.values.shape, self.values.dtype
+        self.streams = []
+
+    def copy_to_host(self, out=None, stream=0):
+        self.streams.append(stream)
+        if out is None:
+            return self.values.copy()
+        out[...] = self.values
+        return out
+
+
+class FakeReaderCuda:
+    def __init__(self):
+        import numpy as np
+
+        self.np = np
+        self.synced = 0
+
+    def pinned_array(self, shape, dtype):
+        return self.np.zeros(shape, dtype)
+
+    def stream(self):
+        cuda = self
+
+        class Stream:
+            def synchronize(self):
+                cuda.synced += 1
+
+        return Stream()
+
+
+def test_the_stealing_state_is_copied_on_a_stream_of_its_own():
+    """The host copies ctl and the pools as it copies the counters: on a stream other than
+    the kernel's (the default one would wait for the kernel), into memory it reuses."""
+    k = 2
+    ctl = FakeDeviceArray([[0] * (PG.CTL_FIXED + 3 * (k + 2)) for _ in range(2)])
+    pool_n = FakeDeviceArray([[0, 0], [3, 0]])
+    pool_list = FakeDeviceArray([[0, 0], [0, 0]])
+    cuda = FakeReaderCuda()
+    read = PG.stealing_reader(ctl, pool_n, pool_list, cuda)
+    ctl.values[1][PG.C_TASK] = 4
+    ctl.values[1][PG.CTL_FIXED + (k + 2) + 1] = 1  # stage 1 published: worker 0, 3 pieces
+    st = PG.Stealing(read, k, (1, 2), (0, 4))
+    assert st.read()["queued"] == 3 and cuda.synced == 1
+    pool_n.values[1][0] = 1
+    assert st.read()["queued"] == 1 and cuda.synced == 2
+    assert all(s not in (0, None, "kernel stream") for a in (ctl, pool_n, pool_list)
+               for s in a.streams)
+    counters = FakeDeviceArray([[1, 10, 100], [2, 20, 200]])
+    assert list(PG.device_reader(counters, cuda)()) == [3, 30, 300]
+    # the simulator: plain copies
+    assert PG.stealing_reader(ctl, pool_n, pool_list, cuda, sim=True)()[1][1][0] == 1
