@@ -4,7 +4,9 @@ layout's build (warps and blocks, stealing), each against the
 oracle (the CUDA simulator, one block of two warps; child processes, as in
 test_cumbe_sim.py).  Each check asserts that its path really ran (block-wide tasks, more
 tasks run than started = stolen pieces), so a broken path fails the count, and a path that
-silently stopped running fails the assertion on the stats."""
+silently stopped running fails the assertion on the stats.  The child checks each run's count,
+fingerprint and progress counters as it goes and stops at the first wrong one, so a broken
+path fails the module within a run or two instead of after every path (issue 33)."""
 
 from __future__ import annotations
 
@@ -68,6 +70,13 @@ for gi, (l, r) in enumerate(graphs):
                             block_tasks_run=res.stats["block_tasks_run"],
                             blocks=res.stats["blocks"], progress=res.stats["progress_end"],
                             task_pieces=res.stats["task_pieces"], layout=res.stats["layout"]))
+            # the first wrong path ends the child at once (the tests below check the rest)
+            p = out[-1]["progress"]
+            if out[-1]["got"] != out[-1]["want"] or (
+                    not name.startswith("compact")
+                    and (p["tasks"], p["bicliques"]) != (res.stats["n_tasks"], res.count)):
+                print("WRONG PATH " + json.dumps(out[-1]), file=sys.stderr, flush=True)
+                sys.exit(3)
     # below the smallest memory: a clear refusal naming the graph and what to try
     try:
         E.run(g, variant="cuMBE", threads=64, side="left", k=3,
@@ -85,6 +94,8 @@ def runs():
                PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     p = subprocess.run([sys.executable, "-c", CHILD], cwd=REPO, env=env, capture_output=True,
                        text=True, timeout=900)
+    wrong = [ln for ln in p.stderr.splitlines() if ln.startswith("WRONG PATH ")]
+    assert not wrong, wrong[0]
     assert p.returncode == 0, p.stderr[-3000:]
     return json.loads(p.stdout.strip().splitlines()[-1])
 
