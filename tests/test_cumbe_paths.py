@@ -47,15 +47,15 @@ wants = [count_and_fingerprint(g) for g in graphs]
 # breaks (tools/mutations.toml) hit first come first
 PATHS = {
     # every task in up to 3 pieces, in one launch (noRS: whole tasks)
-    "pieces": lambda g, v, base: dict(prepared=split(E.prepare_for(g, v, "left"), 1.0, 3)),
+    "pieces-steal": lambda g, v, base: dict(
+        prepared=split(E.prepare_for(g, v, "left"), 1.0, 3), eager_steal=1),
     "block-wide-steal": lambda g, v, base: dict(warp_arena_words=block_arena(g, base),
                                                 eager_steal=1),
+    "pieces": lambda g, v, base: dict(prepared=split(E.prepare_for(g, v, "left"), 1.0, 3)),
     "warp-steal": lambda g, v, base: dict(eager_steal=1),
     "block-wide": lambda g, v, base: dict(warp_arena_words=block_arena(g, base)),
     "smallest": lambda g, v, base: dict(
         device_memory_gib=E.smallest_memory_gib(g, v, 64, 3, "left") + 1e-6),
-    "pieces-steal": lambda g, v, base: dict(
-        prepared=split(E.prepare_for(g, v, "left"), 1.0, 3), eager_steal=1),
     "pieces-block-wide-steal": lambda g, v, base: dict(
         prepared=split(E.prepare_for(g, v, "left"), 1.0, 2), eager_steal=1,
         warp_arena_words=block_arena(g, base)),
