@@ -40,6 +40,7 @@ multiply).  The plain build keeps the layout above: the same code in it ran slow
 
 from __future__ import annotations
 
+import os
 import types
 
 import numba
@@ -67,6 +68,12 @@ QCAP_FACTOR = 4  # noRS: Q stack words per slot (overflow is an error, never a c
 # Longest neighbour list the maximality check copies; past it the check runs without a
 # buffer (slower, and only when every vertex of L' has a longer list).
 CB_CAP = 8192
+# Tests only: a smaller cap in numba's CUDA simulator, so that the unbuffered path runs on
+# graphs small enough for the oracle (tests/test_cumbe_unbuffered_check.py).  Read once,
+# at import, by host and kernel alike; ignored on a GPU, whose builds stay as they are.
+CB_CAP_ENV = "CUMBE_TEST_CB_CAP"
+if os.environ.get(CB_CAP_ENV) and os.environ.get("NUMBA_ENABLE_CUDASIM", "0") not in ("", "0"):
+    CB_CAP = int(os.environ[CB_CAP_ENV])
 # The kernel keeps a task's field offsets and sizes in 32-bit shared memory: a task may
 # need at most this many arena words (a 2-hop neighbourhood of about 2e8 wedges).
 MAX_NEED = 2**31 - 1

@@ -4,7 +4,10 @@ layout's build (warps and blocks, stealing), each against the
 oracle (the CUDA simulator, one block of two warps; child processes, as in
 test_cumbe_sim.py).  Each check asserts that its path really ran (block-wide tasks, more
 tasks run than started = stolen pieces), so a broken path fails the count, and a path that
-silently stopped running fails the assertion on the stats."""
+silently stopped running fails the assertion on the stats.  The child checks each run's count,
+fingerprint and progress counters as it goes, one path at a time, and whether the path
+really ran (block-wide, stolen pieces) as soon as it has, and stops at the first wrong one:
+a broken path fails the module within its own runs, not after every path (issue 33)."""
 
 from __future__ import annotations
 
@@ -36,38 +39,76 @@ m[0, :] = True  # a hub: its task is the largest
 graphs.append(np.nonzero(m))
 m = rng.random((8, 8)) < 0.55
 graphs.append(np.nonzero(m))
+graphs = [from_edges(l, r, int(l.max()) + 1, int(r.max()) + 1) for l, r in graphs]
+wants = [count_and_fingerprint(g) for g in graphs]
+
+
+# each path's extra parameters, made only when the path runs; the paths the catalogue's
+# breaks (tools/mutations.toml) hit first come first
+PATHS = {
+    # every task in up to 3 pieces, in one launch (noRS: whole tasks)
+    "pieces-steal": lambda g, v, base: dict(
+        prepared=split(E.prepare_for(g, v, "left"), 1.0, 3), eager_steal=1),
+    "block-wide-steal": lambda g, v, base: dict(warp_arena_words=block_arena(g, base),
+                                                eager_steal=1),
+    "pieces": lambda g, v, base: dict(prepared=split(E.prepare_for(g, v, "left"), 1.0, 3)),
+    "warp-steal": lambda g, v, base: dict(eager_steal=1),
+    "block-wide": lambda g, v, base: dict(warp_arena_words=block_arena(g, base)),
+    "smallest": lambda g, v, base: dict(
+        device_memory_gib=E.smallest_memory_gib(g, v, 64, 3, "left") + 1e-6),
+    "pieces-block-wide-steal": lambda g, v, base: dict(
+        prepared=split(E.prepare_for(g, v, "left"), 1.0, 2), eager_steal=1,
+        warp_arena_words=block_arena(g, base)),
+    # the compact task layout (its own build): warps and blocks, stealing
+    "compact-warp-steal": lambda g, v, base: dict(compact_layout=True, eager_steal=1),
+    "compact-block-wide-steal": lambda g, v, base: dict(
+        compact_layout=True, eager_steal=1,
+        warp_arena_words=block_arena(g, {**base, "compact_layout": True})),
+}
+
+
+def wrong(why, what):
+    # the first wrong path ends the child at once (the tests below check the rest)
+    print(f"WRONG PATH {why}: {json.dumps(what)}", file=sys.stderr, flush=True)
+    sys.exit(3)
+
+
+WIDE = ("block-wide", "block-wide-steal", "compact-block-wide-steal")  # every run block-wide
+# what shows that a stealing path stole: some run of it ran more than it started with
+STOLE = {"warp-steal": ("tasks_run", "n_tasks"),
+         "block-wide-steal": ("block_tasks_run", "block_tasks"),
+         "pieces-steal": ("tasks_run", "n_tasks"),
+         "pieces-block-wide-steal": ("tasks_run", "n_tasks"),
+         "compact-warp-steal": ("tasks_run", "n_tasks"),
+         "compact-block-wide-steal": ("block_tasks_run", "block_tasks")}
 out = []
-for gi, (l, r) in enumerate(graphs):
-    g = from_edges(l, r, int(l.max()) + 1, int(r.max()) + 1)
-    want = count_and_fingerprint(g)
-    for variant in ("cuMBE", "noRS"):
-        base = dict(variant=variant, threads=64, side="left", k=3)
-        for name, extra in (
-            ("block-wide", dict(warp_arena_words=block_arena(g, base))),
-            ("block-wide-steal", dict(warp_arena_words=block_arena(g, base), eager_steal=1)),
-            ("warp-steal", dict(eager_steal=1)),
-            ("smallest", dict(device_memory_gib=E.smallest_memory_gib(g, variant, 64, 3, "left")
-                              + 1e-6)),
-            # every task in up to 3 pieces, in one launch (noRS: whole tasks)
-            ("pieces", dict(prepared=split(E.prepare_for(g, variant, "left"), 1.0, 3))),
-            ("pieces-steal", dict(prepared=split(E.prepare_for(g, variant, "left"), 1.0, 3),
-                                  eager_steal=1)),
-            ("pieces-block-wide-steal", dict(
-                prepared=split(E.prepare_for(g, variant, "left"), 1.0, 2), eager_steal=1,
-                warp_arena_words=block_arena(g, base))),
-            # the compact task layout (its own build): warps and blocks, stealing
-            ("compact-warp-steal", dict(compact_layout=True, eager_steal=1)),
-            ("compact-block-wide-steal", dict(
-                compact_layout=True, eager_steal=1,
-                warp_arena_words=block_arena(g, {**base, "compact_layout": True}))),
-        ):
-            res = E.run(g, **base, **extra)
-            out.append(dict(graph=gi, variant=variant, path=name, want=[want[0], want[1]],
-                            got=[res.count, res.fingerprint], block_tasks=res.stats["block_tasks"],
-                            tasks_run=res.stats["tasks_run"], n_tasks=res.stats["n_tasks"],
-                            block_tasks_run=res.stats["block_tasks_run"],
-                            blocks=res.stats["blocks"], progress=res.stats["progress_end"],
-                            task_pieces=res.stats["task_pieces"], layout=res.stats["layout"]))
+# one path at a time, on every graph and variant, so that a path is judged as soon as it ran
+for name, extra in PATHS.items():
+    mine = []
+    for gi, g in enumerate(graphs):
+        for variant in ("cuMBE", "noRS"):
+            base = dict(variant=variant, threads=64, side="left", k=3)
+            res = E.run(g, **base, **extra(g, variant, base))
+            mine.append(dict(graph=gi, variant=variant, path=name,
+                             want=[wants[gi][0], wants[gi][1]],
+                             got=[res.count, res.fingerprint],
+                             block_tasks=res.stats["block_tasks"],
+                             tasks_run=res.stats["tasks_run"], n_tasks=res.stats["n_tasks"],
+                             block_tasks_run=res.stats["block_tasks_run"],
+                             blocks=res.stats["blocks"], progress=res.stats["progress_end"],
+                             task_pieces=res.stats["task_pieces"], layout=res.stats["layout"]))
+            r, p = mine[-1], mine[-1]["progress"]
+            if r["got"] != r["want"]:
+                wrong("count or fingerprint", r)
+            if not name.startswith("compact") and (p["tasks"], p["bicliques"]) != (
+                    r["n_tasks"], r["got"][0]):
+                wrong("progress counters", r)
+            if name in WIDE and r["block_tasks"] < 1:
+                wrong("no block-wide task", r)
+    if name in STOLE and not any(r[STOLE[name][0]] > r[STOLE[name][1]] for r in mine):
+        wrong("nothing stolen", mine)
+    out += mine
+for gi, g in enumerate(graphs):
     # below the smallest memory: a clear refusal naming the graph and what to try
     try:
         E.run(g, variant="cuMBE", threads=64, side="left", k=3,
@@ -85,6 +126,8 @@ def runs():
                PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     p = subprocess.run([sys.executable, "-c", CHILD], cwd=REPO, env=env, capture_output=True,
                        text=True, timeout=900)
+    wrong = [ln for ln in p.stderr.splitlines() if ln.startswith("WRONG PATH ")]
+    assert not wrong, wrong[0]
     assert p.returncode == 0, p.stderr[-3000:]
     return json.loads(p.stdout.strip().splitlines()[-1])
 

@@ -150,16 +150,22 @@ def test_instrumented_phases_cover_every_block_for_the_whole_kernel():
         "out = {}\n"
         "for v in ('cuMBE', 'noWS'):\n"
         "    r = run(g, variant=v, threads=64, instrument=True)\n"
-        "    out[v] = [sum(r.stats['phases_s'].values()), len(r.stats['worker_busy_s']),\n"
-        "              r.algo_seconds]\n"
+        "    ph = r.stats['phases_s']\n"
+        "    out[v] = [sum(ph.values()), len(r.stats['worker_busy_s']), r.algo_seconds,\n"
+        "              sum(t for name, t in ph.items() if name != 'other'),\n"
+        "              min(r.stats['worker_busy_s'])]\n"
         "print(json.dumps(out))\n"
     )
     res = _sp.run([_sys.executable, "-c", code], capture_output=True, text=True, timeout=600,
                   env={**_os.environ, "NUMBA_ENABLE_CUDASIM": "1"})
     assert res.returncode == 0, res.stderr[-2000:]
-    for variant, (total, workers, kernel_s) in _json.loads(res.stdout.splitlines()[-1]).items():
+    for variant, (total, workers, kernel_s, measured, busy) in _json.loads(
+            res.stdout.splitlines()[-1]).items():
         assert workers == 2, variant
         assert total >= workers * kernel_s * (1 - 1e-9), variant
+        # the engine tops "other" up to the whole kernel: the phases it measured must be
+        # there too, or the sum above would hold with every clock reading lost (issue 33)
+        assert 0 < measured < total and busy > 0, (variant, measured, total, busy)
 
 
 @pytest.mark.cudasim

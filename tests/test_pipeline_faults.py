@@ -187,6 +187,25 @@ def test_crashing_engine_is_an_error_row_never_a_count(faulty_run):
     assert bool(summary.loc["hubs", "agree"])
 
 
+def test_a_run_failed_by_a_timeout_alone_stays_red_when_run_again(faulty_run):
+    """With fail_on [timeout], dense's iMBEA timeout alone fails the check, which leaves no
+    agreement.txt, so the same command fails again.  A check that let the timeout through
+    wrote it: the first run ended 1 (the closing summary), the second planned nothing and
+    ended 0, and a CI rerun went green (issue 33)."""
+    work, _, _ = faulty_run
+    overlay = yaml.safe_load((work / "overlay.yaml").read_text())
+    _write_overlay(work, {**overlay, "fail_on": ["timeout"]})
+    env = _fake_engine_env(work.parent, parmbe="fake_engines:crash",
+                           cumbe="fake_engines:segfault")  # the fixture's run plan
+    check = work / ".test" / "results" / "tables" / "agreement.txt"
+    for _ in range(2):
+        res = _snakemake(work, env=env, check=False)
+        out = res.stdout + res.stderr
+        assert res.returncode == 1 and "rule run_engine:" not in out, out[-4000:]
+        assert "1 timeout (the config's fail_on: timeout)" in out, out[-4000:]
+        assert not check.exists()
+
+
 # ------------------------------------------------------------------- kill -9, rerun
 
 KILL_OVERLAY = {
