@@ -6,6 +6,7 @@ folder is on their path)."""
 
 from __future__ import annotations
 
+import json
 import os
 import time
 
@@ -21,8 +22,9 @@ def memory_hog(graph, mib=64, **_):
 
 
 def device_worker(dev: int, visible: str, sim: bool, conn) -> None:
-    """A device pool worker: job params ``fake_loads`` (each shard's estimated cost),
-    ``fake_prepare_s`` (seconds spent before reporting ready: the graph preparation and
+    """A device pool worker that takes from $FAKE_JOB (JSON; the pool checks a job's real
+    parameters, so the stand-in's own travel beside them): ``fake_loads`` (each shard's
+    estimated cost), ``fake_prepare_s`` (seconds spent before reporting ready: the graph preparation and
     kernel load that are not kernel time) and ``fake_shard_s`` (seconds per shard).  Every
     shard it is handed is appended, as "<device> <shard>", to the file $FAKE_DISPATCH_LOG."""
     conn.send(("up", f"fake-{dev}", os.getpid()))
@@ -30,7 +32,7 @@ def device_worker(dev: int, visible: str, sim: bool, conn) -> None:
         job = conn.recv()
         if job is None:
             return
-        params = job["params"]
+        params = json.loads(os.environ["FAKE_JOB"])
         loads = [float(x) for x in params["fake_loads"]]
         time.sleep(float(params.get("fake_prepare_s", 0.0)))
         conn.send(("ready", {"prepare_s": 0.0, "compile_s": 0.0, "loads": loads,

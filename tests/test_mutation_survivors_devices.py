@@ -9,12 +9,14 @@ here) and the messages of :mod:`cumbe.device_worker`."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from mbebench.csr import from_edges
 
 
-def _pool(monkeypatch, tmp_path, n_devices: int):
+def _pool(monkeypatch, tmp_path, n_devices: int, **fake):
     import survivor_fakes
 
     from cumbe import devices
@@ -22,6 +24,7 @@ def _pool(monkeypatch, tmp_path, n_devices: int):
     monkeypatch.setenv("NUMBA_ENABLE_CUDASIM", "1")  # the pool's fake devices, no CUDA
     monkeypatch.setenv(devices.SIM_DEVICES_ENV, str(n_devices))
     monkeypatch.setenv("FAKE_DISPATCH_LOG", str(tmp_path / "dispatch"))
+    monkeypatch.setenv("FAKE_JOB", json.dumps(fake))  # the workers' environment
     monkeypatch.setattr(devices, "worker", survivor_fakes.device_worker)
     return devices.DevicePool("all")
 
@@ -36,9 +39,9 @@ def _dispatched(tmp_path) -> list[tuple[int, int]]:
 
 def test_the_multi_gpu_time_leaves_out_start_preparation_and_compiling(monkeypatch, tmp_path):
     prepare_s, shard_s = 1.5, 0.05
-    with _pool(monkeypatch, tmp_path, 2) as pool:
-        r = pool.run(GRAPH, {"fake_loads": [4, 3, 2, 1], "fake_prepare_s": prepare_s,
-                             "fake_shard_s": shard_s}, shards=4)
+    with _pool(monkeypatch, tmp_path, 2, fake_loads=[4, 3, 2, 1], fake_prepare_s=prepare_s,
+               fake_shard_s=shard_s) as pool:
+        r = pool.run(GRAPH, None, shards=4)
     st = r.stats
     assert r.count == 4 and len(_dispatched(tmp_path)) == 4
     assert r.algo_seconds == st["wall_s"]
@@ -52,8 +55,8 @@ def test_the_multi_gpu_time_leaves_out_start_preparation_and_compiling(monkeypat
 @pytest.mark.parametrize("n_devices", [1, 2])
 def test_shards_are_handed_out_largest_estimated_cost_first(monkeypatch, tmp_path, n_devices):
     loads = [1.0, 5.0, 3.0, 2.0, 4.0, 0.5]
-    with _pool(monkeypatch, tmp_path, n_devices) as pool:
-        r = pool.run(GRAPH, {"fake_loads": loads, "fake_shard_s": 0.02}, shards=len(loads))
+    with _pool(monkeypatch, tmp_path, n_devices, fake_loads=loads, fake_shard_s=0.02) as pool:
+        r = pool.run(GRAPH, None, shards=len(loads))
     log = _dispatched(tmp_path)
     assert r.count == len(loads) and sorted(s for _, s in log) == list(range(len(loads)))
     # each device takes the next shard when it reports its last one: the order the workers
