@@ -379,3 +379,13 @@ def test_argv_of_each_code():
     assert CODES["gmbe"].args({"devices": 4}, "g.adj")[2:] == ["-s", "3", "-x", "4", "-f"]
     assert SPECS["gmbe"].gpus_for({"devices": 4}) == 4
     assert CODES["oombea"].args({}, "g.adj") == ["g.adj"]
+
+
+def test_the_vs_paper_serial_comparison_takes_oombea_when_it_ran():
+    from mbebench.report import vs_paper
+    from tests.rowfactory import cumbe, imbea, make_row
+
+    rows = [cumbe("Marvel", algo_s=[0.04]), imbea("Marvel", algo_s=[0.6])]
+    assert vs_paper.ours(rows, "Marvel", "serial") == pytest.approx(0.6 / 0.04)
+    rows.append(make_row("Marvel", "oombea", label="ooMBE", fingerprint=None, algo_s=[0.3]))
+    assert vs_paper.ours(rows, "Marvel", "serial") == pytest.approx(0.3 / 0.04)
