@@ -389,3 +389,59 @@ def test_the_vs_paper_serial_comparison_takes_oombea_when_it_ran():
     assert vs_paper.ours(rows, "Marvel", "serial") == pytest.approx(0.6 / 0.04)
     rows.append(make_row("Marvel", "oombea", label="ooMBE", fingerprint=None, algo_s=[0.3]))
     assert vs_paper.ours(rows, "Marvel", "serial") == pytest.approx(0.3 / 0.04)
+
+
+def test_the_steps_the_rules_call_record_and_say_one_line(tmp_path):
+    import subprocess
+    import sys
+
+    repo = CODES["gmbe"].repo
+    env = {"PATH": str(tmp_path), "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    common = [sys.executable, "-m", "mbebench.published"]
+    got = subprocess.run([*common, "download", "--slug", repo.slug, "--root", str(tmp_path),
+                          "--github-url", str(tmp_path / "empty"), "--retries", "1"],
+                         env=env, capture_output=True, text=True, check=False)
+    assert got.returncode == 0, got.stderr
+    assert got.stderr.startswith(f"ISCS-ZJU/GMBE@{repo.commit[:12]}: failed: ")
+    assert len(got.stderr.splitlines()) == 1
+    assert fetch.read_receipt(fetch.receipt_path(tmp_path, repo))["status"] == "failed"
+    got = subprocess.run([*common, "build", "--code", "gmbe", "--root", str(tmp_path)],
+                         env=env, capture_output=True, text=True, check=False)
+    assert got.returncode == 0
+    assert got.stderr == "gmbe: skipped: no nvcc/GPU (nvcc not on PATH)\n"
+
+
+def test_retry_tokens_rerun_failed_steps_only(tmp_path, monkeypatch):
+    from mbebench.atomic import write_json
+    from mbebench.published import pipeline
+
+    monkeypatch.chdir(tmp_path)
+    code = CODES["oombea"]
+    receipt = Path(pipeline.build_receipt("oombea"))
+    commit = code.repo.commit[:12]
+    assert pipeline.build_retry("oombea", commit) == "0"  # no receipt: the job runs anyway
+    for status, retry, token in (("failed", "0", "1"), ("failed", "1", "2"), ("ok", "2", "2"),
+                                 ("skipped", "3", "3")):
+        write_json(receipt, {"status": status, "retry": retry})
+        assert pipeline.build_retry("oombea", commit) == token, status
+    download = Path(pipeline.download_receipt("oombea"))
+    write_json(download, {"status": "failed", "retry": "4"})
+    assert pipeline.download_retry(code.repo.slug) == "5"
+    assert pipeline.build_receipt("imbea") is None
+
+
+def test_built_is_true_only_for_a_current_ok_build(monkeypatch, tmp_path):
+    from mbebench.atomic import write_json
+    from mbebench.published import pipeline
+
+    monkeypatch.chdir(tmp_path)
+    code = CODES["oombea"]
+    receipt = Path(pipeline.build_receipt("oombea"))
+    assert not pipeline.built("oombea")
+    ok = {"status": "ok", "commit": code.repo.commit, "patches": build.patch_digests(code)}
+    write_json(receipt, ok)
+    assert pipeline.built("oombea")
+    write_json(receipt, {**ok, "commit": "f" * 40})
+    assert not pipeline.built("oombea")
+    write_json(receipt, {**ok, "status": "skipped"})
+    assert not pipeline.built("oombea")

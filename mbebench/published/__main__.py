@@ -31,10 +31,12 @@ def main(argv: list[str] | None = None) -> int:
     d.add_argument("--read-timeout", type=float, default=120)
     d.add_argument("--deadline", type=float, default=7200)
     d.add_argument("--retries", type=int, default=3)
+    d.add_argument("--retry", default="0", help="the rule's retry token, kept in the receipt")
     b = sub.add_parser("build", help="patch and build one code from its archive")
     b.add_argument("--code", required=True, choices=sorted(CODES))
     b.add_argument("--root", default="resources/engines")
     b.add_argument("--jobs", type=int, default=1)
+    b.add_argument("--retry", default="0", help="the rule's retry token, kept in the receipt")
     sub.add_parser("list", help="the codes, their repositories and pinned commits")
     a = ap.parse_args(argv)
     if a.cmd == "list":
@@ -46,10 +48,10 @@ def main(argv: list[str] | None = None) -> int:
         repo = repos()[a.slug]
         r = fetch.download(repo, a.root, github_url=a.github_url,
                            connect_timeout=a.connect_timeout, read_timeout=a.read_timeout,
-                           deadline_s=a.deadline, retries=a.retries)
+                           deadline_s=a.deadline, retries=a.retries, retry=a.retry)
         what = f"{repo.owner}/{repo.name}@{repo.commit[:12]}"
     else:
-        r = build.build(CODES[a.code], a.root, jobs=a.jobs)
+        r = build.build(CODES[a.code], a.root, jobs=a.jobs, retry=a.retry)
         what = a.code
     line = f"{what}: {r['status']}" + (f": {r['reason']}" if r.get("reason") else "")
     print(line, file=sys.stderr)

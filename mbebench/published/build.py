@@ -102,16 +102,17 @@ def current(root: str | Path, code: Code, receipt: dict | None = None) -> bool:
         and r.get("patches") == patch_digests(code)
 
 
-def build(code: Code, root: str | Path, *, jobs: int = 1,
+def build(code: Code, root: str | Path, *, jobs: int = 1, retry: str = "0",
           timeout_s: float = BUILD_TIMEOUT_S) -> dict:
     """Unpack, patch and build ``code`` from its downloaded archive; write and return the
-    receipt (see the module doc).  Never raises for the code's own failures."""
+    receipt (see the module doc; ``retry``: the pipeline's retry token, kept in it).  Never
+    raises for the code's own failures."""
     out = build_dir(root, code)
     out.mkdir(parents=True, exist_ok=True)
     log_path = out / "build.log"
     receipt = {"code": code.name, "repo": f"{code.repo.owner}/{code.repo.name}",
                "commit": code.repo.commit, "patches": patch_digests(code),
-               "needs": list(code.needs), "log": str(log_path)}
+               "needs": list(code.needs), "log": str(log_path), "retry": retry}
     t0 = time.monotonic()
     with open(log_path, "w") as log:
         reason = missing_tools(code.needs)

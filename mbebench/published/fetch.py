@@ -41,16 +41,19 @@ def receipt_path(root: str | Path, repo: Repo) -> Path:
     return Path(root) / "archives" / f"{repo.slug}.json"
 
 
-def download(repo: Repo, root: str | Path, *, github_url: str = GITHUB, **fetch_options) -> dict:
+def download(repo: Repo, root: str | Path, *, github_url: str = GITHUB, retry: str = "0",
+             **fetch_options) -> dict:
     """Fetch and verify ``repo``'s archive into ``<root>/archives/``; write its receipt.
 
     Returns the receipt: ``status`` ``ok`` (with ``tree_sha256``) or ``failed`` with the
     one-line ``reason`` (a download that failed for good, or an archive that is not the
-    pinned source).  The archive stays only when it verified."""
+    pinned source).  The archive stays only when it verified.  ``retry`` is the pipeline's
+    retry token (:func:`mbebench.ingest.retry_token`), kept in the receipt."""
     dest = archive_path(root, repo)
     dest.parent.mkdir(parents=True, exist_ok=True)
     url = repo.url(github_url or GITHUB)
-    receipt: dict = {"repo": f"{repo.owner}/{repo.name}", "commit": repo.commit, "url": url}
+    receipt: dict = {"repo": f"{repo.owner}/{repo.name}", "commit": repo.commit, "url": url,
+                     "retry": retry}
     try:
         got = fetch(url, dest, dataset=f"{repo.owner}/{repo.name}", sha256=repo.archive_sha256,
                     check_archive_file=False, **fetch_options)

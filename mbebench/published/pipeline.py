@@ -6,7 +6,10 @@ download receipt; both are files under ``resources/engines/`` (:mod:`mbebench.pu
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from mbebench import ingest
+from mbebench.published import build, fetch
 from mbebench.published.codes import CODES
 from mbebench.published.engine import ENGINES_DIR
 
@@ -35,6 +38,21 @@ def download_retry(slug: str) -> str:
 
 
 def build_retry(code: str, commit: str) -> str:
-    """The build's retry token: the next number while its receipt is not ok, so that a
-    machine that gained the toolchain builds the code on the next run."""
-    return ingest.retry_token(f"{ENGINES_DIR}/{code}-{commit}/build.json")
+    """The build's retry token: the next number while its receipt says failed, so that a
+    fixed toolchain builds the code on the next run.  A skipped build (no toolchain or GPU
+    here) stays: it would be skipped again, and its runs' skipped rows redone every time."""
+    path = f"{ENGINES_DIR}/{code}-{commit}/build.json"
+    receipt = ingest.read_status(path)
+    if receipt is not None and receipt.get("status") == "skipped":
+        return str(receipt.get("retry", 0))
+    return ingest.retry_token(path)
+
+
+def built(code: str) -> bool:
+    """Whether ``code`` is built here, from its pinned commit and patches: then a download
+    that runs again (a new version of its rule, a forced run) does not redo the build, nor
+    every run after it (the rule takes the download receipt as an ancient input)."""
+    root = Path(ENGINES_DIR)
+    receipt = fetch.read_receipt(build.receipt_path(root, CODES[code]))
+    return bool(receipt) and receipt.get("status") == "ok" \
+        and build.current(root, CODES[code], receipt)

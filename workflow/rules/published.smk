@@ -25,12 +25,14 @@ rule published_download:
         "python -m mbebench.published download --slug {wildcards.slug}"
         " --github-url {params.github_url:q} --connect-timeout {params.connect_timeout}"
         " --read-timeout {params.read_timeout} --deadline {params.deadline}"
-        " --retries {params.retries} 2> {log:q}"
+        " --retries {params.retries} --retry {params.retry} 2> {log:q}"
 
 
 rule published_build:
     input:
-        lambda wc: published.download_receipt(wc.code),
+        lambda wc: (ancient if published.built(wc.code) else str)(
+            published.download_receipt(wc.code)
+        ),
     output:
         receipt="resources/engines/{code}-{commit}/build.json",
     wildcard_constraints:
@@ -48,4 +50,4 @@ rule published_build:
         "../envs/mbe.yaml"
     shell:
         "python -m mbebench.published build --code {wildcards.code} --jobs {threads}"
-        " 2> {log:q}"
+        " --retry {params.retry} 2> {log:q}"
