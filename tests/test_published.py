@@ -25,7 +25,7 @@ from mbebench.csr import from_edges
 from mbebench.engine import EngineSkipped
 from mbebench.oracle import count_and_fingerprint
 from mbebench.published import build, engine, fetch, inputs, output
-from mbebench.published.codes import CODES, SPECS, Code, Repo
+from mbebench.published.codes import CODES, NEEDS, SPECS, Code, Repo
 from mbebench.report.agreement import mismatches
 
 UPSTREAM = Path(__file__).with_name("published_upstream")
@@ -180,6 +180,7 @@ def test_the_pinned_digests_are_those_of_the_real_trees():
         assert len(code.repo.commit) == 40 and int(code.repo.commit, 16) >= 0
         assert len(code.repo.tree_sha256) == 64 and code.repo.tree_sha256 != "0" * 64
         assert code.repo.url().startswith("https://github.com/")
+        assert set(code.needs) <= set(NEEDS) and code.output in output.PARSERS
         for name in code.patches:
             assert (build.PATCHES / name).is_file()
 

@@ -17,7 +17,7 @@ from typing import Any
 from mbebench.spec import EngineSpec, Param
 
 GITHUB = "https://github.com/"
-# where a build finds the tools a code needs; "gpu" is checked when a run starts
+# what a code may need (build.missing_tools checks each; "gpu" again when a run starts)
 NEEDS = ("cxx", "cmake", "tbb", "nvcc", "gpu")
 
 
