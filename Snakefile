@@ -14,6 +14,7 @@ report: "workflow/report/workflow.rst"
 include: "workflow/rules/common.smk"
 include: "workflow/rules/ingest.smk"
 include: "workflow/rules/engines.smk"
+include: "workflow/rules/published.smk"
 include: "workflow/rules/aggregate.smk"
 
 

@@ -79,6 +79,11 @@ ENGINES: dict[str, str] = {
     "imbea": "baselines.imbea_spec:SPEC",
     "parmbe": "baselines.parmbe_spec:SPEC",
     "cumbe": "cumbe.spec:SPEC",
+    # published codes (mbebench.published): off unless their section says enabled: true
+    "adambe": "mbebench.published.codes:ADAMBE",
+    "oombea": "mbebench.published.codes:OOMBEA",
+    "gmbe": "mbebench.published.codes:GMBE",
+    "cumbe_orig": "mbebench.published.codes:CUMBE_ORIG",
 }
 
 

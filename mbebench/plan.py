@@ -173,7 +173,8 @@ def engine_runs(config: dict, name: str, cores: int) -> list[RunSpec]:
     section = (config.get("engines") or {}).get(name) or {}
     if not isinstance(section, Mapping):
         raise ConfigError(f"engines.{name}: must be a mapping, got {section!r}")
-    if not section.get("enabled", True):
+    default = registry.get_spec(name).enabled if name in registry.ENGINES else True
+    if not section.get("enabled", default):
         return []
     spec, options, values = engine_spec(name, section)
     common = _common(config, name, options)

@@ -190,6 +190,9 @@ class EngineSpec:
     gpus: Callable[[Mapping[str, Any]], int] | None = field(default=None, compare=False)
     simulator_env: Mapping[str, str] | None = None  # environment of a run with simulate: true
     open_params: bool = False  # takes any parameter (a function with **kwargs)
+    # runs unless its section says enabled: false; False: only when it says enabled: true
+    # (the published codes, mbebench.published: fetched and built only when asked for)
+    enabled: bool = True
     _validator: Any = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self):
@@ -237,6 +240,7 @@ class EngineSpec:
     def section_schema(self) -> dict:
         """JSON schema of this engine's config section: run options and parameters."""
         props = {k: dict(v) for k, v in self.run_options().items()}
+        props["enabled"]["default"] = self.enabled
         for p in self.params:
             props[p.name] = p.config_schema()
             for alias in p.aliases:

@@ -19,8 +19,8 @@ BASE = {"datasets": {"g": {"konect": "g"}}}
 
 
 @pytest.mark.parametrize("bad, line", [
-    ({"onyl": ["Unicode"]}, "onyl: unknown key (did you mean 'only'? known: konect, download, "
-                            "only, fail_on, datasets, engines)"),
+    ({"onyl": ["Unicode"]}, ("onyl: unknown key (did you mean 'only'? known: konect, published, "
+                             "download, only, fail_on, datasets, engines)")),
     ({"konekt": None}, "konekt: unknown key (did you mean 'konect'? "),
     ({"engines": {"repeats": 0}}, "engines.repeats: got 0; expected an integer >= 1"),
     ({"download": {"deadline_s": 0}}, "download.deadline_s: got 0; expected a number > 0"),

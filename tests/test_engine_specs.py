@@ -30,7 +30,9 @@ NAMES = list(engine.ENGINES)
 
 def _config(**engines):
     cfg = yaml.safe_load((REPO / ".test" / "config" / "config.yaml").read_text())
-    cfg["engines"] = {"repeats": 1, **{n: {"enabled": False} for n in NAMES}, **engines}
+    # the given sections are enabled (the published codes are off unless they say so)
+    cfg["engines"] = {"repeats": 1, **{n: {"enabled": False} for n in NAMES},
+                      **{n: {"enabled": True, **s} for n, s in engines.items()}}
     validate(cfg, str(SCHEMA))
     return cfg
 

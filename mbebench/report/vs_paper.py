@@ -43,7 +43,8 @@ def _one(rows, ds: str, **fields) -> Mapping | None:
 def _pair(rows, ds: str, what: str) -> tuple[Mapping | None, Mapping | None]:
     """The reference's timed row and the other row one of the paper's ratios compares."""
     other = {"parmbe": lambda: _parmbe_row(rows, ds),
-             "serial": lambda: _one(rows, ds, **paper.SERIAL),
+             "serial": lambda: (_one(rows, ds, **paper.PAPER_SERIAL)
+                                or _one(rows, ds, **paper.SERIAL)),
              "noWS": lambda: _one(rows, ds, engine=sel.REF_ENGINE,
                                   variant=paper.NO_WORK_STEALING)}[what]()
     return sel.reference_timed(rows, ds), other

@@ -9,6 +9,7 @@ import time
 from snakemake.exceptions import WorkflowError
 
 from mbebench import closing, configcheck, ingest, plan, status
+from mbebench.published import pipeline as published
 
 
 def _cores():
@@ -154,6 +155,10 @@ def run_input(wildcards):
         files["csr"] = plan.graph_file(ds)
         if spec.input != "csr":
             files["export"] = plan.graph_file(ds, spec.input)
+        # a published code's run waits for its build (workflow/rules/published.smk)
+        build = published.build_receipt(spec.engine)
+        if build:
+            files["build"] = build
     return files
 
 
