@@ -10,7 +10,7 @@
 # (16), BUILDS (cuMBE noRS noES noWS).
 set -euo pipefail
 OLD=$(cd "$1" && pwd) NEW=$(cd "$2" && pwd) CSR=$(cd "$3" && pwd)
-mkdir -p "$4" && OUT=$(cd "$4" && pwd)
+mkdir -p "$4" && DEST=$(cd "$4" && pwd)
 STANDIN=${STANDIN:-DBLP-author:0.8} PARMBE_P=${PARMBE_P:-16} WORK=${WORK:-/tmp/overhead-work}
 BUILDS=${BUILDS:-cuMBE noRS noES noWS}
 PY=${PYTHON:-python3}
@@ -21,7 +21,7 @@ export CUDA_HOME
 GRAPHS=("$CSR"/*.csr)
 PARMBE_GRAPH=${PARMBE_GRAPH:-${GRAPHS[0]}}
 mkdir -p "$WORK"
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$OUT/gpu.txt"
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$DEST/gpu.txt"
 
 # 1. machine code of every build in both checkouts, one process each; meanwhile the first
 #    run of each checkout fills numba's caches (kernel, preparation, ParMBE)
@@ -30,7 +30,7 @@ for b in $BUILDS; do
   for t in old new; do
     dir=$([ $t = old ] && echo "$OLD" || echo "$NEW")
     (cd "$dir" && PYTHONPATH="$dir:${PYTHONPATH:-}" $PY tools/kernel_text.py "$b" \
-      > "$OUT/fp-$t-$b.txt" 2>&1) & pids+=($!)
+      > "$DEST/fp-$t-$b.txt" 2>&1) & pids+=($!)
   done
 done
 for dir in "$OLD" "$NEW"; do
@@ -39,18 +39,18 @@ for dir in "$OLD" "$NEW"; do
      "from baselines.parmbe_plan import warm_up; warm_up()") & pids+=($!)
 done
 for p in "${pids[@]}"; do wait "$p" || true; done
-echo "== machine code (.text of each build; equal = same code)" | tee "$OUT/fingerprints.md"
+echo "== machine code (.text of each build; equal = same code)" | tee "$DEST/fingerprints.md"
 same=1
 for b in $BUILDS; do
-  o=$(awk '{print $2, $3, $4, $5, $6}' "$OUT/fp-old-$b.txt" | tail -1)
-  n=$(awk '{print $2, $3, $4, $5, $6}' "$OUT/fp-new-$b.txt" | tail -1)
+  o=$(awk '{print $2, $3, $4, $5, $6}' "$DEST/fp-old-$b.txt" | tail -1)
+  n=$(awk '{print $2, $3, $4, $5, $6}' "$DEST/fp-new-$b.txt" | tail -1)
   [ -n "$o" ] && [ "$o" = "$n" ] && eq=equal || { eq=DIFFERENT; same=0; }
-  echo "$b old: $o | new: $n | $eq" | tee -a "$OUT/fingerprints.md"
+  echo "$b old: $o | new: $n | $eq" | tee -a "$DEST/fingerprints.md"
 done
 
 # 2. seconds beside the algorithm, both checkouts, warm (the last of two runs)
 $PY "$NEW/benchmarks/overhead/measure.py" --tree "old=$OLD" --tree "new=$NEW" \
   $(for g in "${GRAPHS[@]}"; do echo --graph "$g"; done) --standin "$STANDIN" \
   --parmbe "$PARMBE_P" --parmbe-graph "$PARMBE_GRAPH" --work "$WORK" \
-  --out "$OUT/overhead.json" | tee "$OUT/overhead.md"
+  --out "$DEST/overhead.json" | tee "$DEST/overhead.md"
 [ $same = 1 ]
