@@ -325,6 +325,9 @@ def _cmd_plots(a) -> None:
 def _cmd_status(a) -> None:
     from mbebench import status
 
+    if not Path(a.dir).is_dir():  # a typo must not read as "no runs"
+        raise SystemExit(f"error: --dir {a.dir}: no such directory (the pipeline's working "
+                         "directory, holding results/ and logs/)")
     states, written_at = status.status(a.dir)
     print(status.as_json(states, written_at) if a.json else
           status.format_status(states, written_at), end="" if not a.json else "\n")

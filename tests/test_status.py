@@ -114,3 +114,28 @@ def test_plan_entries_name_shard_rows_and_job_logs():
     (entry,) = status.plan_entries(["B"], {"imbea": _runs()["imbea"]}, shards)
     assert entry["shard_rows"] == plan.shard_rows("B", "imbea", shards["B"])
     assert entry["logs"] == [f"logs/runs/B/imbea/job-{g}-of-3.log" for g in range(3)]
+
+
+def test_a_finished_run_of_a_dataset_whose_runs_disagree_is_a_mismatch(tmp_path):
+    """Issue 33, item 5: a run whose count disagrees with the others' showed as finished."""
+    _pipeline(tmp_path)
+    _put(tmp_path, "results/runs/A/cumbe.json", _row("ok", run_id="cumbe", count=13))
+    got = {(s.dataset, s.run_id): s for s in status.status(tmp_path, now=NOW)[0]}
+    for run_id in ("imbea", "cumbe"):
+        st = got[("A", run_id)]
+        assert st.state == "mismatch", (run_id, st)
+        assert "the dataset's runs disagree: " in st.detail and "-> 13" in st.detail
+    assert got[("B", "parmbe-p2")].state == "finished"  # B's one finished run agrees with itself
+    head = status.format_status(list(got.values()), None).splitlines()[0]
+    assert "2 mismatch" in head
+
+
+def test_status_of_a_missing_directory_is_a_one_line_error(tmp_path):
+    """Issue 33, item 5: `status --dir <typo>` printed "no runs" with exit status 0."""
+    typo = tmp_path / "tset"
+    res = subprocess.run([sys.executable, "-m", "mbebench", "status", "--dir", str(typo)],
+                         capture_output=True, text=True)
+    assert res.returncode == 1 and res.stdout == ""
+    assert res.stderr.strip().splitlines() == [
+        f"error: --dir {typo}: no such directory (the pipeline's working directory, holding "
+        "results/ and logs/)"]
