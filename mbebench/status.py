@@ -2,7 +2,8 @@
 
 Per dataset and run id: **finished** (count and time; a sharded run's shard count and
 the sum of its shard times), **mismatch** (finished, but the dataset's finished runs disagree
-on the count or fingerprint: the closing summary's MISMATCH), **running** (its last progress line, :mod:`mbebench.progress`;
+on the count or fingerprint: the closing summary's MISMATCH), **running** (its last
+progress line, :mod:`mbebench.progress`;
 a sharded run's shards done of N), **failed** (the one-line error of its row, of a failed
 shard, or the last line of a log that ends in an error without a row), **stopped** (a
 log without a row that nobody writes to any more: the run was interrupted), **not
@@ -33,7 +34,8 @@ from mbebench.progress import is_progress
 PLAN = "results/plan.json"
 FRESH_S = 30.0
 MISMATCH = "mismatch"
-STATES = ("finished", MISMATCH, "running", "failed", "stopped", "skipped", "unavailable", "not started")
+STATES = ("finished", MISMATCH, "running", "failed", "stopped", "skipped", "unavailable",
+          "not started")
 _SHARD_FILE = re.compile(r"^shard-(\d+)-of-(\d+)\.json$")
 _JOB_LOG = re.compile(r"^job-(\d+)-of-(\d+)\.log$")
 
