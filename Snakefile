@@ -4,6 +4,13 @@
 #                                                          (.test/config/config.yaml)
 # Rules live in workflow/rules/; all logic is in the mbebench package.
 
+from mbebench import configcheck
+
+# A YAML syntax error in the config file: one line naming the file and the line (Snakemake's
+# own message names neither).  Files given with --configfile are read by Snakemake before
+# this line: docs/reliability.md.
+configcheck.check_config_file("config/config.yaml")
+
 
 configfile: "config/config.yaml"
 
@@ -19,22 +26,40 @@ include: "workflow/rules/aggregate.smk"
 
 # What `python -m mbebench status` reads to know the planned runs (not in a dry run).
 onstart:
-    status.write_plan(status.PLAN, DATASETS, RUNS, SHARDS)
+    status.write_plan_or_exit(status.PLAN, DATASETS, RUNS, SHARDS)
 
 
 # The run's last lines: result rows per engine and status, each failure with its reason,
 # and the exit status (non-zero on the config's fail_on outcomes; mbebench/closing.py).
 onsuccess:
-    closing.handler(ROWS, METAS, config, started_at=STARTED, failed=False, log=log)
+    closing.handler(
+        ROWS,
+        METAS,
+        config,
+        started_at=STARTED,
+        failed=False,
+        log=log,
+        dropped=DROPPED,
+    )
 
 
 onerror:
-    closing.handler(ROWS, METAS, config, started_at=STARTED, failed=True, log=log)
+    closing.handler(
+        ROWS,
+        METAS,
+        config,
+        started_at=STARTED,
+        failed=True,
+        log=log,
+        dropped=DROPPED,
+    )
 
 
 # ... and after "Nothing to be done", where Snakemake calls neither handler
 if workflow.is_main_process and not REPORTING:
-    closing.on_idle_run(ROWS, METAS, config, dryrun=lambda: workflow.dryrun)
+    closing.on_idle_run(
+        ROWS, METAS, config, dryrun=lambda: workflow.dryrun, dropped=DROPPED
+    )
 
 
 rule all:

@@ -310,7 +310,8 @@ def _fail_on(a) -> tuple[str, ...]:
 def _cmd_closing(a) -> None:
     from mbebench import atomic, closing
 
-    summary = closing.summarize(a.rows, a.meta or [], fail_on=_fail_on(a))
+    summary = closing.summarize(a.rows, a.meta or [], fail_on=_fail_on(a),
+                                dropped=a.dropped or [])
     atomic.write_text(a.out, summary.text)
 
 
@@ -475,6 +476,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--meta", nargs="*", help="the convert step's meta files")
     s.add_argument("--out", required=True)
     s.add_argument("--fail-on", nargs="*", choices=closing_outcomes(), default=None)
+    s.add_argument("--dropped", nargs="*", help="a line each for the runs the plan left out "
+                   "(mbebench.plan.dropped_runs)")
     s.set_defaults(func=_cmd_closing)
 
     st = sub.add_parser("status", help="where the runs of a pipeline stand: finished, running "

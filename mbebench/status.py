@@ -73,6 +73,22 @@ def write_plan(path: str | Path, datasets, runs: Mapping, shards: Mapping) -> No
     })
 
 
+def write_plan_or_exit(path: str | Path, datasets, runs: Mapping, shards: Mapping) -> None:
+    """:func:`write_plan` at the start of a pipeline run (the Snakefile's ``onstart``): a plan
+    that cannot be written (a read-only ``results/``) stops the run with one line naming the
+    path, not a traceback; nothing could be written there anyway."""
+    import sys
+
+    try:
+        write_plan(path, datasets, runs, shards)
+    except OSError as e:
+        where = e.filename or path
+        print(f"error: cannot write {path} ({e.strerror or type(e).__name__}: {where}); the "
+              "pipeline writes results/, resources/ and logs/ under its working directory, "
+              "which must be writable", file=sys.stderr)
+        raise SystemExit(1) from None
+
+
 def _discovered(root: Path) -> list[dict[str, Any]]:
     """Entries for the runs found on disk (no plan file): rows, shard folders, logs."""
     found: dict[tuple[str, str], dict[str, Any]] = {}

@@ -152,8 +152,8 @@ def test_timeout_is_recorded_and_the_pipeline_goes_on(faulty_run):
     assert res.returncode == 1, res.stderr[-4000:]
     assert (work / ".test" / SUMMARY).is_file()
     tail = res.stderr.strip().splitlines()
-    assert tail[-1] == ("mbe-bench: FAILED: 4 error, 1 timeout (exit status 1; the config's "
-                        "fail_on lists error, mismatch, timeout, unavailable)"), tail[-12:]
+    assert tail[-1] == ("mbe-bench: FAILED: 4 error, 1 timeout run(s) (exit status 1; the "
+                        "config's fail_on lists error, mismatch, timeout, unavailable)"), tail[-12:]
     assert "TIMEOUT dense iMBEA: timed out after 15 s" in tail
     assert "ERROR hubs ParMBE p=1: RuntimeError: boom: engine failed" in tail
     rows = _rows(work)

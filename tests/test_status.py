@@ -10,6 +10,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from mbebench import plan, status
 from mbebench.plan import RunSpec, Sharding
 
@@ -139,3 +141,17 @@ def test_status_of_a_missing_directory_is_a_one_line_error(tmp_path):
     assert res.stderr.strip().splitlines() == [
         f"error: --dir {typo}: no such directory (the pipeline's working directory, holding "
         "results/ and logs/)"]
+
+
+def test_a_plan_that_cannot_be_written_is_one_line_naming_it(tmp_path, capsys):
+    """Issue 33, item 7: a read-only results/ gave write_plan's PermissionError traceback.
+    (The tests run as root too, where a read-only folder is writable: a folder in the plan
+    file's place fails the same way.)"""
+    path = tmp_path / "results" / "plan.json"
+    path.mkdir(parents=True)
+    with pytest.raises(SystemExit) as e:
+        status.write_plan_or_exit(path, ["A"], _runs(), {"A": Sharding(1, 1)})
+    assert e.value.code == 1
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith(f"error: cannot write {path} (Is a directory: ")
+    assert line.endswith("which must be writable")
