@@ -32,6 +32,8 @@ onstart:
 # The run's last lines: result rows per engine and status, each failure with its reason,
 # and the exit status (non-zero on the config's fail_on outcomes; mbebench/closing.py).
 onsuccess:
+    # every job it needed ran: rows kept from a stopped run are Snakemake's now (mbebench/resume.py)
+    resume.clear()
     closing.handler(
         ROWS,
         METAS,
@@ -44,6 +46,9 @@ onsuccess:
 
 
 onerror:
+    # rows that finished while it stopped (Ctrl-C): Snakemake does not record them, and
+    # --rerun-incomplete would run them again; the next run takes them (mbebench/resume.py)
+    resume.keep(ROWS, STARTED)
     closing.handler(
         ROWS,
         METAS,

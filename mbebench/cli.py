@@ -148,7 +148,8 @@ def _bytes(gib: float | None) -> int | None:
 
 
 def _cmd_run(a) -> None:
-    from mbebench import atomic, ingest, plan, runner
+    from mbebench import atomic, ingest, plan, resume, runner
+    from mbebench.csr import identity
 
     if a.job:
         job = json.loads(a.job)
@@ -169,14 +170,19 @@ def _cmd_run(a) -> None:
         atomic.write_json(a.out, row)
         print(f"{a.dataset} {a.run_id}: unavailable ({reason})", file=sys.stderr)
         return
+    # which graph the row is of: a row kept from a stopped run must be of this one
+    csr_id = identity(a.graph)
+    kept = resume.take(a.out, {**what, "csr": csr_id})
+    if kept is not None:
+        print(f"{a.dataset} {a.run_id}: {kept['status']}, finished while the last run was "
+              f"stopping; kept ({resume.copy_path(a.out)}), not run again", file=sys.stderr)
+        return
     try:
-        row = runner.run_and_write(a.out, graph=a.graph, env=job["env"] or None,
-                                   input_path=a.input_file, **what)
+        row = runner.run(graph=a.graph, env=job["env"] or None, input_path=a.input_file, **what)
     except runner.RunNotFinal as e:
-        moved = runner.quarantine(e.bad_input) if e.bad_input else None
-        raise runner.RunNotFinal(
-            f"{e}" + (f"; moved it to {moved}: the next run converts the dataset again"
-                      if moved else "") + " (no row written: not a result)") from None
+        raise runner.moved_aside(e) from None
+    row["csr"] = csr_id
+    atomic.write_json(a.out, row)
     status = row["status"]
     detail = f"count={row['count']} algo_s={row['algo_s_median']}" if status == "ok" else row["message"]
     print(f"{a.dataset} {a.run_id}: {status} ({detail})", file=sys.stderr)
@@ -236,10 +242,7 @@ def _run_shards(a, job: dict, what: dict) -> None:
                 progress_labels=[f"{a.dataset} {a.run_id} shard {i}/{n}" for i in todo],
                 **{k: v for k, v in what.items() if k != "params"})
         except runner.RunNotFinal as e:
-            moved = runner.quarantine(e.bad_input) if e.bad_input else None
-            raise runner.RunNotFinal(
-                f"{e}" + (f"; moved it to {moved}: the next run converts the dataset again"
-                          if moved else "") + " (no row written: not a result)") from None
+            raise runner.moved_aside(e) from None
     skipped = [i for i, st in statuses.items() if st == "skipped"]
     if skipped and job["require_gpu"]:
         for i in skipped:

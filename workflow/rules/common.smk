@@ -8,7 +8,7 @@ import time
 
 from snakemake.exceptions import WorkflowError
 
-from mbebench import closing, configcheck, ingest, plan, status
+from mbebench import closing, configcheck, ingest, plan, resume, status
 
 
 def _cluster_cores():
