@@ -24,6 +24,11 @@ include: "workflow/rules/engines.smk"
 include: "workflow/rules/aggregate.smk"
 
 
+# When Ctrl-C reaches Snakemake: the rows written after it are of jobs it never records
+if workflow.is_main_process:
+    resume.note_interrupt()
+
+
 # What `python -m mbebench status` reads to know the planned runs (not in a dry run).
 onstart:
     status.write_plan_or_exit(status.PLAN, DATASETS, RUNS, SHARDS)
@@ -32,7 +37,7 @@ onstart:
 # The run's last lines: result rows per engine and status, each failure with its reason,
 # and the exit status (non-zero on the config's fail_on outcomes; mbebench/closing.py).
 onsuccess:
-    # every job it needed ran: rows kept from a stopped run are Snakemake's now (mbebench/resume.py)
+    # rows kept from the last run, if stopped, were this run's to take (mbebench/resume.py)
     resume.clear()
     closing.handler(
         ROWS,
@@ -46,9 +51,10 @@ onsuccess:
 
 
 onerror:
-    # rows that finished while it stopped (Ctrl-C): Snakemake does not record them, and
-    # --rerun-incomplete would run them again; the next run takes them (mbebench/resume.py)
-    resume.keep(ROWS, STARTED)
+    # rows that finished after Ctrl-C: Snakemake does not record them, and --rerun-incomplete
+    # would run them again; the next run takes them (mbebench/resume.py)
+    resume.clear(before=STARTED)
+    resume.keep(ROWS, resume.interrupted_at())
     closing.handler(
         ROWS,
         METAS,

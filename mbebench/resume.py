@@ -5,20 +5,22 @@ waits for its running jobs.  A job that then finishes writes its row, and the cl
 counts it, but Snakemake never records the job: it marks the row incomplete, and the next run
 (``--rerun-incomplete``) deletes the row and runs the engine again.
 
-So when a run stops (the Snakefile's ``onerror``), :func:`keep` copies each row written during
-it to ``results/stopped/<dataset>/<run_id>.json``.  A job of a later run whose copy is there
-and was made for this very run (:func:`take`: the same engine, parameters, repeats, timeout
-and graph, :func:`mbebench.gather.run_key`) writes the copy as its row instead of running the
-engine.  A run that ends without failing removes the copies (:func:`clear`): every job it
-needed ran, so a copy left then is of a job Snakemake did record, and a later
-``--forcerun`` must run it again.
+So Snakemake's main process notes when SIGINT reached it (:func:`note_interrupt`), and when
+the run stops (the Snakefile's ``onerror``) :func:`keep` copies each row written after that
+to ``results/stopped/<dataset>/<run_id>.json``; a run that failed without an interrupt keeps
+none (Snakemake recorded its finished jobs).  A job of a later run whose copy is there and
+was made for this very run (:func:`take`: the same engine, parameters, repeats, timeout and
+graph, :func:`mbebench.gather.run_key`) writes the copy as its row instead of running the
+engine.  A copy lives for one run that gets as far as its handlers (:func:`clear`): a later
+``--forcerun`` must run the engine again.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
+import signal
+import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -28,6 +30,32 @@ STOPPED = Path("results") / "stopped"
 # A row the engine gave; skipped (no CUDA device here) and unavailable rows cost nothing to
 # redo, and their answer may be another one next time.
 REUSABLE = ("ok", "error", "timeout")
+
+
+_STOP: dict[str, float] = {}
+
+
+def note_interrupt() -> None:
+    """Note the time SIGINT first reaches this process (Snakemake's main process), then let
+    the handler there was (Python's: KeyboardInterrupt) act as before.  An ignored SIGINT
+    stays ignored."""
+    before = signal.getsignal(signal.SIGINT)
+    if not callable(before):
+        return
+
+    def noted(signum, frame):
+        _STOP.setdefault("at", time.time())
+        before(signum, frame)
+
+    try:
+        signal.signal(signal.SIGINT, noted)
+    except ValueError:  # not the main thread: nothing to note
+        pass
+
+
+def interrupted_at() -> float | None:
+    """When SIGINT reached this process (:func:`note_interrupt`); None: it did not."""
+    return _STOP.get("at")
 
 
 def _root(row_path: str | os.PathLike) -> Path:
@@ -41,13 +69,15 @@ def copy_path(row_path: str | os.PathLike) -> Path:
     return _root(p) / STOPPED / p.parent.name / p.name
 
 
-def keep(row_paths: Iterable[str | os.PathLike], started_at: float) -> list[Path]:
-    """Copy each of ``row_paths`` written since ``started_at`` (during this run) that is a
-    finished row; the copies made."""
+def keep(row_paths: Iterable[str | os.PathLike], since: float | None) -> list[Path]:
+    """Copy each of ``row_paths`` written since ``since`` (the interrupt; None: none came,
+    nothing to keep) that is a finished row; the copies made."""
     made = []
+    if since is None:
+        return made
     for p in map(Path, row_paths):
         try:
-            if p.stat().st_mtime < started_at:
+            if p.stat().st_mtime < since:
                 continue
             row = json.loads(p.read_text())
         except (OSError, ValueError):
@@ -80,6 +110,18 @@ def take(row_path: str | os.PathLike, want: Mapping) -> dict | None:
     return row
 
 
-def clear(root: str | os.PathLike = ".") -> None:
-    """Remove every kept copy under ``root`` (a run that ended without failing)."""
-    shutil.rmtree(Path(root) / STOPPED, ignore_errors=True)
+def clear(root: str | os.PathLike = ".", before: float | None = None) -> None:
+    """Remove the kept copies under ``root`` made before ``before`` (this run's start: they
+    were the last run's, for this run to take), or all of them (None)."""
+    top = Path(root) / STOPPED
+    for p in top.glob("*/*.json"):
+        try:
+            if before is None or p.stat().st_mtime < before:
+                p.unlink()
+        except OSError:
+            pass
+    for folder in [*top.glob("*"), top]:  # the empty ones
+        try:
+            folder.rmdir()
+        except OSError:
+            pass

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import time
+
+import pytest
 
 from mbebench import resume
 
@@ -28,16 +31,39 @@ def _put(tmp_path, run_id: str, row: dict, age_s: float = 0.0) -> str:
     return str(p)
 
 
-def test_only_rows_finished_in_the_stopped_run_are_kept(tmp_path):
-    started = time.time() - 10
+def test_only_rows_finished_after_the_interrupt_are_kept(tmp_path):
+    interrupted = time.time() - 10
     fresh = _put(tmp_path, "imbea", _row())
-    old = _put(tmp_path, "old", _row(run_id="old"), age_s=60)  # an earlier run's: recorded
+    old = _put(tmp_path, "old", _row(run_id="old"), age_s=60)  # before it: recorded
     skipped = _put(tmp_path, "cumbe", _row(run_id="cumbe", status="skipped"))
     missing = str(tmp_path / "results/runs/a/never.json")
-    made = resume.keep([fresh, old, skipped, missing], started)
+    made = resume.keep([fresh, old, skipped, missing], interrupted)
     assert made == [resume.copy_path(fresh)]
     assert made[0] == tmp_path / "results/stopped/a/imbea.json"
     assert json.loads(made[0].read_text()) == _row()
+    made[0].unlink()
+    assert resume.keep([fresh], None) == []  # failed without an interrupt: all recorded
+
+
+def test_the_interrupt_is_noted_and_sigint_still_interrupts():
+    before = signal.getsignal(signal.SIGINT)
+    try:
+        resume.note_interrupt()
+        assert resume.interrupted_at() is None
+        t0 = time.time()
+        with pytest.raises(KeyboardInterrupt):
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(5)  # the handler runs at the next bytecode
+        assert t0 <= resume.interrupted_at() <= time.time()
+    finally:
+        signal.signal(signal.SIGINT, before)
+        resume._STOP.clear()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        resume.note_interrupt()  # an ignored SIGINT stays ignored
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGINT, before)
 
 
 def test_a_kept_row_is_taken_by_the_same_run_only(tmp_path):
@@ -60,9 +86,12 @@ def test_a_kept_row_is_taken_by_the_same_run_only(tmp_path):
     assert resume.take(row_path, want) is None
 
 
-def test_a_run_that_ends_well_clears_the_copies(tmp_path):
-    resume.keep([_put(tmp_path, "imbea", _row())], 0.0)
-    assert (tmp_path / "results/stopped").is_dir()
-    resume.clear(tmp_path)
-    assert not (tmp_path / "results/stopped").exists()
+def test_a_copy_lives_for_one_run(tmp_path):
+    (copy,) = resume.keep([_put(tmp_path, "imbea", _row())], 0.0)
+    os.utime(copy, (time.time() - 60, time.time() - 60))
+    (newer,) = resume.keep([_put(tmp_path, "other", _row(run_id="other"))], 0.0)
+    resume.clear(tmp_path, before=time.time() - 30)  # a stopped run: the last run's go
+    assert not copy.exists() and newer.exists()
+    resume.clear(tmp_path)  # a run that ended well: all go
+    assert not newer.exists() and not (tmp_path / "results/stopped").exists()
     resume.clear(tmp_path)  # nothing there: nothing to do
