@@ -148,7 +148,8 @@ def _bytes(gib: float | None) -> int | None:
 
 
 def _cmd_run(a) -> None:
-    from mbebench import atomic, ingest, plan, runner
+    from mbebench import atomic, ingest, plan, resume, runner
+    from mbebench.csr import identity
 
     if a.job:
         job = json.loads(a.job)
@@ -169,14 +170,19 @@ def _cmd_run(a) -> None:
         atomic.write_json(a.out, row)
         print(f"{a.dataset} {a.run_id}: unavailable ({reason})", file=sys.stderr)
         return
+    # which graph the row is of: a row kept from a stopped run must be of this one
+    csr_id = identity(a.graph)
+    kept = resume.take(a.out, {**what, "csr": csr_id})
+    if kept is not None:
+        print(f"{a.dataset} {a.run_id}: {kept['status']}, finished while the last run was "
+              f"stopping; kept ({resume.copy_path(a.out)}), not run again", file=sys.stderr)
+        return
     try:
-        row = runner.run_and_write(a.out, graph=a.graph, env=job["env"] or None,
-                                   input_path=a.input_file, **what)
+        row = runner.run(graph=a.graph, env=job["env"] or None, input_path=a.input_file, **what)
     except runner.RunNotFinal as e:
-        moved = runner.quarantine(e.bad_input) if e.bad_input else None
-        raise runner.RunNotFinal(
-            f"{e}" + (f"; moved it to {moved}: the next run converts the dataset again"
-                      if moved else "") + " (no row written: not a result)") from None
+        raise runner.moved_aside(e) from None
+    row["csr"] = csr_id
+    atomic.write_json(a.out, row)
     status = row["status"]
     detail = f"count={row['count']} algo_s={row['algo_s_median']}" if status == "ok" else row["message"]
     print(f"{a.dataset} {a.run_id}: {status} ({detail})", file=sys.stderr)
@@ -236,10 +242,7 @@ def _run_shards(a, job: dict, what: dict) -> None:
                 progress_labels=[f"{a.dataset} {a.run_id} shard {i}/{n}" for i in todo],
                 **{k: v for k, v in what.items() if k != "params"})
         except runner.RunNotFinal as e:
-            moved = runner.quarantine(e.bad_input) if e.bad_input else None
-            raise runner.RunNotFinal(
-                f"{e}" + (f"; moved it to {moved}: the next run converts the dataset again"
-                          if moved else "") + " (no row written: not a result)") from None
+            raise runner.moved_aside(e) from None
     skipped = [i for i, st in statuses.items() if st == "skipped"]
     if skipped and job["require_gpu"]:
         for i in skipped:
@@ -310,7 +313,8 @@ def _fail_on(a) -> tuple[str, ...]:
 def _cmd_closing(a) -> None:
     from mbebench import atomic, closing
 
-    summary = closing.summarize(a.rows, a.meta or [], fail_on=_fail_on(a))
+    summary = closing.summarize(a.rows, a.meta or [], fail_on=_fail_on(a),
+                                dropped=a.dropped or [])
     atomic.write_text(a.out, summary.text)
 
 
@@ -325,6 +329,9 @@ def _cmd_plots(a) -> None:
 def _cmd_status(a) -> None:
     from mbebench import status
 
+    if not Path(a.dir).is_dir():  # a typo must not read as "no runs"
+        raise SystemExit(f"error: --dir {a.dir}: no such directory (the pipeline's working "
+                         "directory, holding results/ and logs/)")
     states, written_at = status.status(a.dir)
     print(status.as_json(states, written_at) if a.json else
           status.format_status(states, written_at), end="" if not a.json else "\n")
@@ -472,6 +479,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--meta", nargs="*", help="the convert step's meta files")
     s.add_argument("--out", required=True)
     s.add_argument("--fail-on", nargs="*", choices=closing_outcomes(), default=None)
+    s.add_argument("--dropped", nargs="*", help="a line each for the runs the plan left out "
+                   "(mbebench.plan.dropped_runs)")
     s.set_defaults(func=_cmd_closing)
 
     st = sub.add_parser("status", help="where the runs of a pipeline stand: finished, running "

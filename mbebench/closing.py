@@ -88,13 +88,14 @@ def _label(row: Mapping) -> str:
 
 def summarize(row_paths: Sequence[str | os.PathLike], meta_paths: Iterable[str | os.PathLike] = (),
               *, fail_on: Iterable[str] = FAIL_ON, started_at: float | None = None,
-              stopped: bool = False) -> Closing:
+              stopped: bool = False, dropped: Iterable[str] = ()) -> Closing:
     """The closing summary of the rows at ``row_paths`` (the run's planned rows).
 
     ``stopped``: the run stopped early (a job failed, or it was interrupted), so it
     fails whatever the rows say, and the summary says which planned rows are missing:
     a run whose log was written after ``started_at`` (this invocation's start) failed its
-    job or was interrupted; one with no such log never started."""
+    job or was interrupted; one with no such log never started.  ``dropped``: a line for
+    each part of the config the plan left out (:func:`mbebench.plan.dropped_runs`)."""
     fail_on = set(fail_on)
     rows, bad = read_rows(row_paths)
     unav = ingest.unavailable_datasets(meta_paths)
@@ -120,6 +121,7 @@ def summarize(row_paths: Sequence[str | os.PathLike], meta_paths: Iterable[str |
         hint = (f" (set engines.{engine}.simulate: true for the CUDA simulator, or "
                 f"require_gpu: true to fail instead)" if "CUDA" in why else "")
         out.lines.append(f"skipped: {n} {engine} run(s): {why}{hint}")
+    out.lines += [_one_line(line) for line in dropped]
     for ds, text in mism.items():
         out.lines.append(f"MISMATCH {ds}: {text}")
     for r in rows:
@@ -138,6 +140,8 @@ def summarize(row_paths: Sequence[str | os.PathLike], meta_paths: Iterable[str |
 
     if stopped:
         out.lines += _missing(row_paths, started_at)
+        root = Path(row_paths[0]).parents[3] if row_paths else Path(".")
+        out.lines += failed_steps(root, started_at)
     else:
         absent = [str(p) for p in row_paths if not Path(p).exists()]
         if absent:
@@ -159,15 +163,29 @@ def summarize(row_paths: Sequence[str | os.PathLike], meta_paths: Iterable[str |
         out.lines.append("mbe-bench: FAILED: a job failed or the run was interrupted (exit "
                          "status 1; see the errors above)")
     elif out.failed:
-        what = ", ".join(f"{n} {k}" + (" dataset(s)" if k in (MISMATCH,) else "")
-                         for k, n in out.failed.items())
+        what = tally(out.failed, len(unav_rows))
         out.lines.append(f"mbe-bench: FAILED: {what} (exit status 1; the config's fail_on "
                          f"lists {', '.join(sorted(fail_on)) or 'nothing'})")
     else:
-        let = ", ".join(f"{counts[k]} {k}" for k in OUTCOMES if counts[k])
-        out.lines.append(f"mbe-bench: done: {counts['ok']} ok" + (f", {let}" if let else "")
-                         + " (exit status 0)")
+        done = Counter({k: counts[k] for k in ("ok", *OUTCOMES) if counts[k] or k == "ok"})
+        out.lines.append(f"mbe-bench: done: {tally(done, len(unav_rows))} (exit status 0)")
     return out
+
+
+def tally(counts: Mapping[str, int], unavailable_datasets: int = 0) -> str:
+    """``counts`` (outcome -> number) in words with their units, as the lines above count
+    them: runs (result rows) for ok, error, timeout and skipped, datasets for mismatch, and
+    for unavailable the datasets with their runs: "4 error, 1 timeout run(s); 1 mismatch
+    dataset(s); 8 unavailable dataset(s) (88 runs)"."""
+    runs = [f"{n} {k}" for k, n in counts.items() if k not in (MISMATCH, "unavailable")]
+    parts = [", ".join(runs) + " run(s)"] if runs else []
+    if counts.get(MISMATCH):
+        parts.append(f"{counts[MISMATCH]} mismatch dataset(s)")
+    if counts.get("unavailable"):
+        parts.append(f"{unavailable_datasets} unavailable dataset(s) "
+                     f"({counts['unavailable']} runs)" if unavailable_datasets else
+                     f"{counts['unavailable']} unavailable run(s)")
+    return "; ".join(parts)
 
 
 def _missing(row_paths: Iterable[str | os.PathLike], started_at: float | None) -> list[str]:
@@ -187,10 +205,64 @@ def _missing(row_paths: Iterable[str | os.PathLike], started_at: float | None) -
         lines.append(f"mbe-bench: {len(failed)} engine run(s) left no row (their jobs failed or "
                      f"were interrupted; see the errors above and their logs), e.g. {failed[0]} "
                      f"({run_log(Path(failed[0]))})")
+        # the job's own one-line reason: Snakemake's error shows only the command that failed
+        for p in failed[:MAX_REASONS]:
+            log, why = job_reason(run_logs(Path(p)), started_at)
+            if why:
+                lines.append(f"  {p}: {why} ({log})")
+        if len(failed) > MAX_REASONS:
+            lines.append(f"  ... and {len(failed) - MAX_REASONS} more (their logs say why)")
     if never:
         lines.append(f"mbe-bench: {len(never)} engine run(s) did not start (the run stopped "
                      f"first; the next run does them), e.g. {never[0]}")
     return lines
+
+
+MAX_REASONS = 10
+# The logs of the steps after the runs (a failed one stops the run before its output)
+STEP_LOGS = ("logs/tables.log", "logs/plots.log", "logs/closing.log")
+
+
+def _tail_lines(path: Path, size: int = 65536) -> list[str]:
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, 2)
+            f.seek(max(0, f.tell() - size))
+            data = f.read()
+    except OSError:
+        return []
+    return [ln.strip() for ln in data.decode(errors="replace").splitlines() if ln.strip()]
+
+
+def job_reason(logs: Iterable[Path], started_at: float | None = None) -> tuple[Path | None, str]:
+    """(log, one-line reason) of a failed job from its logs written since ``started_at``: the
+    last ``error:`` line (every mbebench command prints one when it fails), else the log's
+    last line; (None, "") when no log says anything."""
+    found: tuple[Path | None, str] = (None, "")
+    for log in logs:
+        try:
+            if started_at is not None and log.stat().st_mtime < started_at:
+                continue
+        except OSError:
+            continue
+        lines = _tail_lines(log)
+        errors = [ln for ln in lines if ln.startswith("error:")]
+        if errors:
+            return log, _one_line(errors[-1])
+        if lines and not found[1]:
+            found = (log, _one_line(lines[-1]))
+    return found
+
+
+def failed_steps(root: Path, started_at: float | None) -> list[str]:
+    """A line for each step after the runs (tables, plots, closing) whose log, written since
+    ``started_at``, ends in an error: its one-line reason, which the console lacks."""
+    out = []
+    for rel in STEP_LOGS:
+        log, why = job_reason([root / rel], started_at)
+        if why.startswith("error:"):
+            out.append(f"FAILED {Path(rel).stem}: {why} ({log})")
+    return out
 
 
 def run_log(row_path: Path) -> Path:
@@ -202,11 +274,13 @@ def run_log(row_path: Path) -> Path:
 
 
 def run_logs(row_path: Path) -> list[Path]:
-    """The run's log, and the logs of its shard jobs when it is sharded (mbebench.gather:
-    ``logs/runs/<dataset>/<run_id>/job-<g>-of-<G>.log``)."""
+    """The run's log, and the logs of its shard jobs and their gather when it is sharded
+    (mbebench.gather: ``logs/runs/<dataset>/<run_id>/job-<g>-of-<G>.log``, ``gather.log``)."""
     log = run_log(row_path)
     folder = log.with_suffix("")
-    return [log, *sorted(folder.glob("job-*.log"))] if folder.is_dir() else [log]
+    if not folder.is_dir():
+        return [log]
+    return [log, *sorted(folder.glob("job-*.log")), *sorted(folder.glob("gather.log"))]
 
 
 def verdict(rows: Sequence[Mapping], unavailable: Mapping[str, str],
@@ -230,7 +304,10 @@ def verdict(rows: Sequence[Mapping], unavailable: Mapping[str, str],
             counts["unavailable"] += 1
             lines.append(f"{ds}: unavailable: {unavailable.get(ds, '')}".rstrip())
     if counts:
-        head = ", ".join(f"{n} {k}" for k, n in counts.items())
+        runs = [f"{counts[k]} {k}" for k in ("error", "timeout", "skipped") if counts[k]]
+        head = "; ".join([*([", ".join(runs) + " run(s)"] if runs else []),
+                          *(f"{counts[k]} {k} dataset(s)" for k in (MISMATCH, "unavailable")
+                            if counts[k])])
         if counts[MISMATCH]:
             names = ", ".join(_mismatches(list(rows)))
             head = (f"count/fingerprint mismatch in {counts[MISMATCH]} dataset(s): {names}; "
@@ -254,7 +331,7 @@ class _NothingToBeDone(logging.Handler):
 
 
 def on_idle_run(row_paths: Sequence[str], meta_paths: Sequence[str], config: Mapping,
-                dryrun: Callable[[], bool]) -> None:
+                dryrun: Callable[[], bool], dropped: Sequence[str] = ()) -> None:
     """Print the summary after Snakemake's "Nothing to be done" too: it calls neither
     ``onsuccess`` nor ``onerror`` then, and a run with nothing left to do is still a run
     whose results someone reads.  Its exit status stays 0: a failed check leaves its
@@ -270,7 +347,7 @@ def on_idle_run(row_paths: Sequence[str], meta_paths: Sequence[str], config: Map
             os.chdir(workdir)
             try:
                 summary = summarize(row_paths, meta_paths,
-                                    fail_on=config.get("fail_on", FAIL_ON))
+                                    fail_on=config.get("fail_on", FAIL_ON), dropped=dropped)
             finally:
                 os.chdir(back)
             print(summary.text, end="", file=sys.stderr)
@@ -279,13 +356,14 @@ def on_idle_run(row_paths: Sequence[str], meta_paths: Sequence[str], config: Map
 
 
 def handler(row_paths: Sequence[str], meta_paths: Sequence[str], config: Mapping, *,
-            started_at: float, failed: bool, log: Any = None) -> None:
+            started_at: float, failed: bool, log: Any = None,
+            dropped: Sequence[str] = ()) -> None:
     """What the Snakefile's ``onsuccess`` / ``onerror`` call: print the summary last and end
     Snakemake with its exit status (``SystemExit`` leaves out Snakemake's own closing lines,
     which would bury it; the name of its log file is printed here instead)."""
     _STATE["handled"] = True
     summary = summarize(row_paths, meta_paths, fail_on=config.get("fail_on", FAIL_ON),
-                        started_at=started_at, stopped=failed)
+                        started_at=started_at, stopped=failed, dropped=dropped)
     logs = [log] if isinstance(log, (str, os.PathLike)) else list(log or [])
     if logs:
         print(f"Complete log: {', '.join(map(str, logs))}", file=sys.stderr)

@@ -24,7 +24,7 @@ _TYPES = {"integer": "an integer", "number": "a number", "string": "a string",
 
 def _short(value: Any, width: int = 60) -> str:
     try:
-        text = json.dumps(value, default=str)
+        text = json.dumps(value, default=str, ensure_ascii=False)  # a name prints as itself
     except (TypeError, ValueError):
         text = repr(value)
     return text if len(text) <= width else text[: width - 3] + "..."
@@ -114,6 +114,36 @@ def load_config(path: str | Path) -> dict | None:
     except (OSError, yaml.YAMLError):
         return None
     return obj if isinstance(obj, dict) else None
+
+
+def check_yaml(path: str | Path) -> None:
+    """ConfigError naming the file, line and column of a YAML syntax error in ``path`` (a
+    missing file is left to Snakemake, which names it)."""
+    import yaml
+
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return
+    except (OSError, UnicodeDecodeError) as e:
+        raise ConfigError(f"{path}: cannot read it ({' '.join(str(e).split())})") from None
+    try:
+        yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None) or getattr(e, "context_mark", None)
+        where = f"{path}, line {mark.line + 1}, column {mark.column + 1}" if mark else str(path)
+        why = getattr(e, "problem", None) or " ".join(str(e).split())
+        raise ConfigError(f"{where}: not valid YAML ({why})") from None
+
+
+def check_config_file(path: str | Path) -> None:
+    """What the Snakefile does before its ``configfile:``: a syntax error in the workflow's
+    config file is one line naming the file and line (Snakemake's names neither), and
+    nothing runs."""
+    try:
+        check_yaml(path)
+    except ConfigError as e:
+        fail(e)
 
 
 def validate(config: dict, schema_path: str | Path) -> None:

@@ -217,9 +217,51 @@ def prefer_overrides(config: dict, base: Mapping | None) -> None:
                     del section[p.name]
 
 
+def machine_cores(declared: int | None = None) -> int:
+    """The core count the plan fits process counts to (``Param.fit_cores``): ``declared``
+    when given (under a cluster executor, the profile's ``cores``: one compute node's), else
+    the CPUs this process may run on, never Snakemake's ``--cores`` of a local run, which
+    limits only how many jobs run at once (docs/plan.md)."""
+    if declared:
+        return int(declared)
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):  # not Linux
+        return os.cpu_count() or 1
+
+
+def dropped_runs(config: dict, cores: int, where: str = "this machine's") -> list[str]:
+    """A line for each engine parameter whose values above ``cores`` the plan left out
+    (:func:`~mbebench.spec.fit_cores`), saying which and why: the closing summary shows it,
+    so that a column missing from the tables is never a silent one."""
+    from mbebench.spec import Param, fit_cores
+
+    lines = []
+    for name in engine_names(config):
+        section = (config.get("engines") or {}).get(name) or {}
+        if not isinstance(section, Mapping) or not section.get("enabled", True):
+            continue
+        spec, _, values = engine_spec(name, section)
+        for p in spec.params:
+            if not p.fit_cores:
+                continue
+            asked = sorted({int(v) for v in Param.sweep(values.get(p.name, p.default))})
+            kept = fit_cores(asked, cores)
+            gone = [v for v in asked if v not in kept]
+            if not gone:
+                continue
+            instead = [v for v in kept if v not in asked]
+            lines.append(
+                f"dropped: {spec.label} {', '.join(f'{p.abbrev}={v}' for v in gone)} "
+                f"(engines.{name}.{p.name} above {where} {cores} cores; docs/plan.md)"
+                + (f"; {p.abbrev}={instead[0]} runs instead" if instead else ""))
+    return lines
+
+
 def plan_runs(config: dict, cores: int | None = None) -> dict[str, RunSpec]:
-    """run_id -> RunSpec for every enabled engine run (see RunSpec.applies_to)."""
-    cores = cores or os.cpu_count() or 1
+    """run_id -> RunSpec for every enabled engine run (see RunSpec.applies_to); process
+    counts are fitted to ``cores`` (default: :func:`machine_cores`)."""
+    cores = cores or machine_cores()
     runs: dict[str, RunSpec] = {}
     labels: dict[str, str] = {}
     for name in engine_names(config):

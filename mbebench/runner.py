@@ -451,10 +451,12 @@ def quarantine(path: str | os.PathLike) -> Path | None:
     return bad
 
 
-def run_and_write(out: str | os.PathLike, **kwargs) -> dict[str, Any]:
-    row = run(**kwargs)
-    atomic.write_json(out, row)
-    return row
+def moved_aside(e: RunNotFinal) -> RunNotFinal:
+    """``e`` with its bad input moved aside (:func:`quarantine`) and said so: what the
+    ``run`` command fails with."""
+    moved = quarantine(e.bad_input) if e.bad_input else None
+    return RunNotFinal(f"{e}" + (f"; moved it to {moved}: the next run converts the dataset "
+                                 "again" if moved else "") + " (no row written: not a result)")
 
 
 def _die_with_parent() -> None:

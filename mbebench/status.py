@@ -1,7 +1,9 @@
 """``python -m mbebench status``: where the runs of a pipeline stand, from its files alone.
 
 Per dataset and run id: **finished** (count and time; a sharded run's shard count and
-the sum of its shard times), **running** (its last progress line, :mod:`mbebench.progress`;
+the sum of its shard times), **mismatch** (finished, but the dataset's finished runs disagree
+on the count or fingerprint: the closing summary's MISMATCH), **running** (its last
+progress line, :mod:`mbebench.progress`;
 a sharded run's shards done of N), **failed** (the one-line error of its row, of a failed
 shard, or the last line of a log that ends in an error without a row), **stopped** (a
 log without a row that nobody writes to any more: the run was interrupted), **not
@@ -31,7 +33,9 @@ from mbebench.progress import is_progress
 
 PLAN = "results/plan.json"
 FRESH_S = 30.0
-STATES = ("finished", "running", "failed", "stopped", "skipped", "unavailable", "not started")
+MISMATCH = "mismatch"
+STATES = ("finished", MISMATCH, "running", "failed", "stopped", "skipped", "unavailable",
+          "not started")
 _SHARD_FILE = re.compile(r"^shard-(\d+)-of-(\d+)\.json$")
 _JOB_LOG = re.compile(r"^job-(\d+)-of-(\d+)\.log$")
 
@@ -67,6 +71,22 @@ def write_plan(path: str | Path, datasets, runs: Mapping, shards: Mapping) -> No
         "written_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "runs": plan_entries(datasets, runs, shards),
     })
+
+
+def write_plan_or_exit(path: str | Path, datasets, runs: Mapping, shards: Mapping) -> None:
+    """:func:`write_plan` at the start of a pipeline run (the Snakefile's ``onstart``): a plan
+    that cannot be written (a read-only ``results/``) stops the run with one line naming the
+    path, not a traceback; nothing could be written there anyway."""
+    import sys
+
+    try:
+        write_plan(path, datasets, runs, shards)
+    except OSError as e:
+        where = e.filename or path
+        print(f"error: cannot write {path} ({e.strerror or type(e).__name__}: {where}); the "
+              "pipeline writes results/, resources/ and logs/ under its working directory, "
+              "which must be writable", file=sys.stderr)
+        raise SystemExit(1) from None
 
 
 def _discovered(root: Path) -> list[dict[str, Any]]:
@@ -183,10 +203,15 @@ def _log_state(path: Path, now: float) -> tuple[bool, str, str] | None:
     return now - mtime <= FRESH_S, progress or last, last
 
 
-def run_state(root: Path, entry: Mapping, now: float) -> RunState:
+def run_state(root: Path, entry: Mapping, now: float,
+              rows: dict[tuple[str, str], dict] | None = None) -> RunState:
+    """The state of one planned run; ``rows`` (if given) collects its row, for the datasets'
+    agreement (:func:`status`)."""
     st = RunState(entry["dataset"], entry["run_id"], entry.get("label") or entry["run_id"],
                   "not started", "", int(entry.get("shards", 1)))
     row = _row(root / entry["row"])
+    if row is not None and rows is not None:  # grouped by where the plan put it
+        rows[(st.dataset, st.run_id)] = {**row, "dataset": st.dataset, "run_id": st.run_id}
     shard_rows = [_row(root / p) for p in entry.get("shard_rows", [])]
     st.shards_done = sum(r is not None for r in shard_rows)
     if row is not None:
@@ -225,7 +250,25 @@ def status(root: str | Path = ".", now: float | None = None) -> tuple[list[RunSt
     now = time.time() if now is None else now
     plan = _row_plan(root / PLAN)
     entries = plan["runs"] if plan else _discovered(root)
-    return [run_state(root, e, now) for e in entries], (plan or {}).get("written_at")
+    rows: dict[tuple[str, str], dict] = {}
+    states = [run_state(root, e, now, rows) for e in entries]
+    _mark_mismatches(states, rows)
+    return states, (plan or {}).get("written_at")
+
+
+def _mark_mismatches(states: list[RunState], rows: Mapping[tuple[str, str], dict]) -> None:
+    """A finished run of a dataset whose finished runs disagree is a mismatch, as in the
+    closing summary and the tables: its count is not a result."""
+    from mbebench.report.agreement import mismatches
+
+    try:
+        bad = mismatches(list(rows.values()))
+    except (KeyError, TypeError, ValueError):  # a malformed row: its own state says enough
+        return
+    for st in states:
+        if st.state == "finished" and st.dataset in bad:
+            st.state = MISMATCH
+            st.detail = f"{st.detail}; the dataset's runs disagree: {bad[st.dataset]}"
 
 
 def _row_plan(path: Path) -> dict | None:

@@ -1,8 +1,10 @@
 """Shared fixtures.
 
-``shared_dir``: the workspace's ``../shared`` (paper, KONECT mirror).  Tests
-that need it skip with a reason when it is absent, e.g. on a user's clone.
-Set ``MBE_SHARED`` to point elsewhere.
+``shared_dir``: the shared data folder, ``../shared`` beside the checkout or ``MBE_SHARED``:
+a KONECT mirror (``konect-mirror/download.tsv.<name>.tar.bz2`` and ``SHA256SUMS``), the
+paper's dataset table (``datasets.md``) and the mirror's sources (``konect/SOURCES.md``).
+Tests that need it skip with a reason saying what it is and where docs/testing.md tells
+how to make one, e.g. on a user's clone.
 
 ``MBEBENCH_REQUIRE`` (comma list of ``mirror``, ``slurm``, ``latex``; ``.ci/run`` sets all
 three) turns a skip of such a test into a failure: in CI a vanished prerequisite must
@@ -35,15 +37,24 @@ def repo_dir() -> Path:
 def shared_dir() -> Path:
     d = _shared()
     if not d.is_dir():
-        pytest.skip(f"needs the workspace's shared/ folder ({d} not found; set MBE_SHARED)")
+        pytest.skip(f"{SHARED_WHAT}; {d} not found: {SHARED_HOW}")
     return d
+
+
+# What the skip says (one line): what the folder holds, and how to get or point at one.
+SHARED_WHAT = ("needs the shared data folder (real KONECT archives as "
+               "konect-mirror/download.tsv.<name>.tar.bz2 with SHA256SUMS, the paper's "
+               "datasets.md, konect/SOURCES.md)")
+SHARED_HOW = ("docs/testing.md says how to build one; set MBE_SHARED=<folder> "
+              "(default: ../shared beside the checkout)")
 
 
 @pytest.fixture(scope="session")
 def konect_mirror(shared_dir) -> Path:
     d = shared_dir / "konect-mirror"
     if not (d / "SHA256SUMS").is_file():
-        pytest.skip(f"needs the KONECT mirror at {d}")
+        pytest.skip(f"needs a KONECT mirror: {d}/SHA256SUMS not found (KONECT archives "
+                    f"download.tsv.<name>.tar.bz2 and their checksums): {SHARED_HOW}")
     return d
 
 

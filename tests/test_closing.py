@@ -63,15 +63,15 @@ def test_every_outcome_is_counted_per_engine_and_named_with_its_reason(tmp_path)
     assert "skipped: 2 cumbe run(s): no CUDA device (set engines.cumbe.simulate" in text
     assert "  d: dataset 'd': download failed" in text
     assert s.exit_code == 1
-    assert s.lines[-1].startswith("mbe-bench: FAILED: 1 error, 1 timeout, 1 mismatch dataset(s), "
-                                  "1 unavailable")
+    assert s.lines[-1].startswith("mbe-bench: FAILED: 1 error, 1 timeout run(s); 1 mismatch "
+                                  "dataset(s); 1 unavailable dataset(s) (1 runs) (exit status 1")
 
 
 def test_skipped_for_want_of_a_gpu_exits_0_and_fail_on_relaxes(tmp_path):
     skipped = [r for r in ROWS if r["status"] in ("skipped",)] + [ROWS[0]]
     s = closing.summarize(_write(tmp_path, skipped))
     assert s.exit_code == 0 and "skipped: 2 cumbe run(s): no CUDA device" in s.text
-    assert s.lines[-1] == "mbe-bench: done: 1 ok, 2 skipped (exit status 0)"
+    assert s.lines[-1] == "mbe-bench: done: 1 ok, 2 skipped run(s) (exit status 0)"
     assert closing.summarize(_write(tmp_path, skipped), fail_on=["skipped"]).exit_code == 1
     relaxed = closing.summarize(_write(tmp_path, ROWS), fail_on=[])
     assert relaxed.exit_code == 0 and "ERROR a toy-cli" in relaxed.text
@@ -130,3 +130,54 @@ def test_a_successful_run_that_left_planned_rows_undone_says_so(tmp_path):
     assert s.lines[-2] == ("mbe-bench: 1 planned engine run(s) have no row yet (not needed for "
                            "this run's targets, or left for the next run: run the same command "
                            f"again), e.g. {later}")
+
+
+def test_the_failed_line_counts_unavailable_datasets_as_the_line_above_does(tmp_path):
+    """Issue 33, item 7: "FAILED: 88 unavailable" counted runs below a line counting 8
+    datasets.  Both count datasets now, and the runs are named as runs."""
+    rows = [make_row(ds, run, "unavailable", label=run, message=f"dataset {ds!r}: gone")
+            for ds in ("d", "e") for run in ("imbea", "parmbe-p1", "parmbe-p2")]
+    s = closing.summarize(_write(tmp_path, rows + ROWS[:2]))
+    assert "mbe-bench: FAILED: 1 error run(s); 2 unavailable dataset(s) (6 runs) (exit" in s.text
+    assert "2 dataset(s) unavailable, left out of the tables" in s.text
+    relaxed = closing.summarize(_write(tmp_path, rows + ROWS[:1]), fail_on=["error"])
+    assert relaxed.lines[-1] == ("mbe-bench: done: 1 ok run(s); 2 unavailable dataset(s) "
+                                 "(6 runs) (exit status 0)")
+    with pytest.raises(closing.RunsFailed) as e:
+        closing.verdict(rows + ROWS[:2], {})
+    assert str(e.value).splitlines()[0].startswith("1 error run(s); 2 unavailable dataset(s) (")
+
+
+def test_a_failed_job_s_own_reason_is_in_the_summary(tmp_path):
+    """Issue 33, item 7: a failing job's one-line reason was only in its log; the console
+    showed Snakemake's CalledProcessError and "FAILED: a job failed"."""
+    paths = _write(tmp_path, ROWS[:1])
+    failed = tmp_path / "results/runs/a/parmbe-p1.json"
+    log = closing.run_log(failed)
+    log.parent.mkdir(parents=True, exist_ok=True)
+    started = time.time() - 5
+    log.write_text("a progress line\nTraceback (most recent call last):\n  File x\n"
+                   "error: dataset 'a': results/csr/a.csr: CSR checksum mismatch\nlater noise\n")
+    tables = tmp_path / "logs/tables.log"
+    tables.write_text("error: results/runs/a/imbea.json: unreadable result row\n")
+    plots = tmp_path / "logs/plots.log"
+    plots.write_text("error: an old failure\n")
+    os.utime(plots, (started - 60, started - 60))  # a log of an earlier run
+    s = closing.summarize([*paths, str(failed)], started_at=started, stopped=True)
+    assert (f"  {failed}: error: dataset 'a': results/csr/a.csr: CSR checksum mismatch "
+            f"({log})") in s.lines
+    assert (f"FAILED tables: error: results/runs/a/imbea.json: unreadable result row "
+            f"({tables})") in s.lines
+    assert not any("old failure" in ln for ln in s.lines)
+    assert s.lines[-1].startswith("mbe-bench: FAILED: a job failed")
+
+
+def test_runs_the_plan_dropped_are_listed_with_their_reason(tmp_path):
+    """Issue 33, item 2: the closing summary shows the runs the plan left out."""
+    line = "dropped: ParMBE p=4 (engines.parmbe.processes above this machine's 2 cores; x)"
+    paths = _write(tmp_path, ROWS[:1])
+    s = closing.summarize(paths, dropped=[line])
+    assert line in s.lines and s.exit_code == 0
+    out = tmp_path / "closing.txt"
+    assert cli.main(["closing", "--rows", *paths, "--out", str(out), "--dropped", line]) == 0
+    assert line in out.read_text().splitlines()

@@ -36,6 +36,8 @@ BASE = {"datasets": {"g": {"konect": "g"}}}
      "datasets.g.shards: got 2.5; expected an integer"),
     ({"datasets": {"g": {"konect": "g", "shards_per_job": 0}}},
      "datasets.g.shards_per_job: got 0; expected an integer >= 1"),
+    # issue 33, item 7: a non-ASCII name printed as "b\u00f6se"
+    ({"datasets": {"böse": {"konect": "g"}}}, 'datasets: the name "böse" is not allowed'),
 ])
 def test_each_error_is_one_line_naming_the_key_and_the_form(bad, line):
     with pytest.raises(plan.ConfigError) as e:
@@ -122,3 +124,29 @@ def test_shards_of_a_dataset_and_the_engines_that_can_take_them():
     with pytest.raises(plan.ConfigError, match=r"engines\.imbea\.shard is set by hand \('1/2'"):
         _shard_plan({"imbea": {"shard": "1/2"}}, shards=3)
     _shard_plan({"imbea": {"shard": "1/2"}})  # unsharded datasets: a shard of one's own is fine
+
+
+def test_a_yaml_syntax_error_names_the_file_and_the_line(tmp_path):
+    """Issue 33, item 7: Snakemake's "Config file is not valid JSON or YAML" names neither."""
+    bad = tmp_path / "c.yaml"
+    bad.write_text("only: []\nengines:\n  imbea: {enabled: true\n  parmbe: x\n")
+    with pytest.raises(plan.ConfigError) as e:
+        configcheck.check_yaml(bad)
+    assert str(e.value).startswith(f"{bad}, line 4, column 9: not valid YAML (expected ',' or")
+    good = tmp_path / "ok.yaml"
+    good.write_text("only: []\n")
+    configcheck.check_yaml(good)
+    configcheck.check_yaml(tmp_path / "missing.yaml")  # Snakemake names a missing file itself
+
+
+@pytest.mark.slow
+def test_snakemake_names_the_line_of_a_syntax_error_in_the_config_file(tmp_path):
+    work = copy_workflow(tmp_path)
+    config = work / "config/config.yaml"
+    config.write_text(config.read_text() + "broken: [a, b\n")
+    res = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--cores", "1"], cwd=work,
+                         capture_output=True, text=True, timeout=300)
+    assert res.returncode == 1
+    lines = res.stderr.strip().splitlines()
+    assert lines[-1].startswith("config error: config/config.yaml, line "), res.stderr[-2000:]
+    assert "not valid YAML" in lines[-1] and "Traceback" not in res.stderr

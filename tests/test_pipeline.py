@@ -38,10 +38,11 @@ def test_the_quick_start_ends_with_its_closing_summary(smoke_run):
     """Issue 19: no GPU, cuMBE in the simulator; every row ok, said last, exit status 0."""
     tail = (smoke_run / "snakemake.stderr").read_text().strip().splitlines()
     closing = (smoke_run / ".test/results/tables/closing.txt").read_text().splitlines()
-    assert tail[-1].startswith("mbe-bench: done: ") and tail[-1].endswith(" ok (exit status 0)")
+    assert tail[-1].startswith("mbe-bench: done: ")
+    assert tail[-1].endswith(" ok run(s) (exit status 0)")
     assert tail[-len(closing):] == closing
     n_rows = len(list((smoke_run / ".test/results/runs").glob("*/*.json")))
-    assert tail[-1] == f"mbe-bench: done: {n_rows} ok (exit status 0)"
+    assert tail[-1] == f"mbe-bench: done: {n_rows} ok run(s) (exit status 0)"
 
 
 def test_pipeline_produces_every_table_and_plot(smoke_run):

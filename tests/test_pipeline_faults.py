@@ -152,8 +152,8 @@ def test_timeout_is_recorded_and_the_pipeline_goes_on(faulty_run):
     assert res.returncode == 1, res.stderr[-4000:]
     assert (work / ".test" / SUMMARY).is_file()
     tail = res.stderr.strip().splitlines()
-    assert tail[-1] == ("mbe-bench: FAILED: 4 error, 1 timeout (exit status 1; the config's "
-                        "fail_on lists error, mismatch, timeout, unavailable)"), tail[-12:]
+    assert tail[-1] == ("mbe-bench: FAILED: 4 error, 1 timeout run(s) (exit status 1; the "
+                        "config's fail_on lists error, mismatch, timeout, unavailable)"), tail[-12:]
     assert "TIMEOUT dense iMBEA: timed out after 15 s" in tail
     assert "ERROR hubs ParMBE p=1: RuntimeError: boom: engine failed" in tail
     rows = _rows(work)
@@ -514,3 +514,48 @@ def test_ctrl_c_tells_runs_that_never_started_from_runs_that_failed(tmp_path):
     assert ("mbe-bench: 1 engine run(s) left no row (their jobs failed or were interrupted; see "
             f"the errors above and their logs), e.g. {hung}") in err
     assert f"mbe-bench: {len(never)} engine run(s) did not start (the run stopped first" in err
+
+
+def test_a_run_that_finished_while_snakemake_stopped_is_not_run_again(tmp_path):
+    """Issue 33, item 3: after SIGINT to Snakemake, the running job still finished and wrote
+    its ok row (the closing summary counted it), but Snakemake marked the row incomplete and
+    `--rerun-incomplete` ran the engine again.  The stopped run keeps the row's copy, and the
+    job of the next run writes it instead of running the engine."""
+    hang = tmp_path / "hang"
+    env = {**_fake_engine_env(tmp_path, imbea="mbe_slow_imbea:run"), "MBE_TEST_HANG": str(hang),
+           "MBE_TEST_HANG_ANY": "1"}
+    work = _workdir(tmp_path / "w", {"only": ["crown-8"], "engines": {"repeats": 1,
+                                                                      **CPU_ONLY}})
+    row_path, log = (work / ".test/results/runs/crown-8/imbea.json",
+                     work / ".test/logs/runs/crown-8/imbea.log")
+    hang.touch()
+    proc = subprocess.Popen(_cmd(work, SUMMARY), cwd=work, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        deadline = time.monotonic() + 180
+        while not log.exists():
+            assert time.monotonic() < deadline and proc.poll() is None, "the run never started"
+            time.sleep(0.2)
+        time.sleep(1)
+        proc.send_signal(signal.SIGINT)  # Snakemake alone: it waits for its running job
+        time.sleep(3)
+        hang.unlink()  # ... which then finishes
+        _, err = proc.communicate(timeout=180)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        hang.unlink(missing_ok=True)
+    assert proc.returncode != 0
+    first = json.loads(row_path.read_text())
+    assert first["status"] == "ok" and first["count"] == 2**8 - 2
+    assert "FAILED: a job failed or the run was interrupted" in err.strip().splitlines()[-1]
+    # Snakemake did not record it: the same command refuses, naming the row incomplete
+    res = _snakemake(work, SUMMARY, env=env, check=False)
+    assert res.returncode != 0 and "imbea.json" in res.stdout + res.stderr
+    assert "--rerun-incomplete" in res.stdout + res.stderr
+    _snakemake(work, SUMMARY, "--rerun-incomplete", env=env)
+    again = json.loads(row_path.read_text())
+    assert again == first  # the same row, times included: the engine did not run again
+    assert "finished while the last run was stopping; kept" in log.read_text()
+    assert not (work / ".test/results/stopped").exists()  # the run that took it ended well

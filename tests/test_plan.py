@@ -227,3 +227,24 @@ def test_engine_dataset_filter_limits_rows():
     cfg["engines"]["cumbe"]["datasets"] = ["Atlantis"]
     with pytest.raises(plan.ConfigError, match="Atlantis"):
         plan.plan_runs(cfg, cores=2)
+
+
+def test_the_plan_counts_the_machine_s_cores_and_names_what_it_drops(monkeypatch):
+    """Issue 33, item 2: the plan took Snakemake's --cores, so `--cores 1` after a full run
+    dropped the p=2 column, and nothing said so.  The machine's cores (the CPUs this process
+    may use) decide; a cluster's declared cores override them; every dropped value is named."""
+    monkeypatch.setattr(plan.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3})
+    assert plan.machine_cores() == 4 and plan.machine_cores(16) == 16
+    cfg = load()
+    runs = plan.plan_runs(cfg)  # no core count: the machine's
+    assert [r.params["processes"] for r in runs.values() if r.engine == "parmbe"] == [1, 2, 4]
+    assert plan.dropped_runs(cfg, 4) == [
+        "dropped: ParMBE p=8, p=16 (engines.parmbe.processes above this machine's 4 cores; "
+        "docs/plan.md)"]
+    assert plan.dropped_runs(cfg, 16) == []
+    cfg["engines"]["parmbe"]["processes"] = [8, 16]  # none fits: the core count runs instead
+    assert plan.dropped_runs(cfg, 4, "the profile's") == [
+        "dropped: ParMBE p=8, p=16 (engines.parmbe.processes above the profile's 4 cores; "
+        "docs/plan.md); p=4 runs instead"]
+    cfg["engines"]["parmbe"]["enabled"] = False
+    assert plan.dropped_runs(cfg, 1) == []

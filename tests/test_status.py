@@ -10,6 +10,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from mbebench import plan, status
 from mbebench.plan import RunSpec, Sharding
 
@@ -114,3 +116,42 @@ def test_plan_entries_name_shard_rows_and_job_logs():
     (entry,) = status.plan_entries(["B"], {"imbea": _runs()["imbea"]}, shards)
     assert entry["shard_rows"] == plan.shard_rows("B", "imbea", shards["B"])
     assert entry["logs"] == [f"logs/runs/B/imbea/job-{g}-of-3.log" for g in range(3)]
+
+
+def test_a_finished_run_of_a_dataset_whose_runs_disagree_is_a_mismatch(tmp_path):
+    """Issue 33, item 5: a run whose count disagrees with the others' showed as finished."""
+    _pipeline(tmp_path)
+    _put(tmp_path, "results/runs/A/cumbe.json", _row("ok", run_id="cumbe", count=13))
+    got = {(s.dataset, s.run_id): s for s in status.status(tmp_path, now=NOW)[0]}
+    for run_id in ("imbea", "cumbe"):
+        st = got[("A", run_id)]
+        assert st.state == "mismatch", (run_id, st)
+        assert "the dataset's runs disagree: " in st.detail and "-> 13" in st.detail
+    assert got[("B", "parmbe-p2")].state == "finished"  # B's one finished run agrees with itself
+    head = status.format_status(list(got.values()), None).splitlines()[0]
+    assert "2 mismatch" in head
+
+
+def test_status_of_a_missing_directory_is_a_one_line_error(tmp_path):
+    """Issue 33, item 5: `status --dir <typo>` printed "no runs" with exit status 0."""
+    typo = tmp_path / "tset"
+    res = subprocess.run([sys.executable, "-m", "mbebench", "status", "--dir", str(typo)],
+                         capture_output=True, text=True)
+    assert res.returncode == 1 and res.stdout == ""
+    assert res.stderr.strip().splitlines() == [
+        f"error: --dir {typo}: no such directory (the pipeline's working directory, holding "
+        "results/ and logs/)"]
+
+
+def test_a_plan_that_cannot_be_written_is_one_line_naming_it(tmp_path, capsys):
+    """Issue 33, item 7: a read-only results/ gave write_plan's PermissionError traceback.
+    (The tests run as root too, where a read-only folder is writable: a folder in the plan
+    file's place fails the same way.)"""
+    path = tmp_path / "results" / "plan.json"
+    path.mkdir(parents=True)
+    with pytest.raises(SystemExit) as e:
+        status.write_plan_or_exit(path, ["A"], _runs(), {"A": Sharding(1, 1)})
+    assert e.value.code == 1
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith(f"error: cannot write {path} (Is a directory: ")
+    assert line.endswith("which must be writable")

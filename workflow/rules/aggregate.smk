@@ -71,13 +71,15 @@ rule closing:
         report(CLOSING, caption="../report/closing.rst", category="Tables"),
     params:
         fail_on=config["fail_on"],
+        # the runs the plan left out (process counts above the cores), each with its reason
+        dropped=lambda wc: shlex.join(["--dropped", *DROPPED]) if DROPPED else "",
     log:
         "logs/closing.log",
     conda:
         "../envs/mbe.yaml"
     shell:
         "python -m mbebench closing --rows {input.rows:q} --meta {input.meta:q}"
-        " --out {output:q} --fail-on {params.fail_on} 2> {log:q}"
+        " --out {output:q} --fail-on {params.fail_on} {params.dropped} 2> {log:q}"
 
 
 rule plots:

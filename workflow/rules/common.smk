@@ -8,16 +8,23 @@ import time
 
 from snakemake.exceptions import WorkflowError
 
-from mbebench import closing, configcheck, ingest, plan, status
+from mbebench import closing, configcheck, ingest, plan, resume, status
 from mbebench.published import pipeline as published
 
 
-def _cores():
-    # --report and --lint give no core count, and asking raises; use the machine's
+def _cluster_cores():
+    """The profile's cores (one compute node's) under a cluster executor, where the jobs run on
+    machines this one cannot see, and in each cluster job (given the same --cores); None for a
+    local run, whose plan is this machine's whatever --cores says (docs/plan.md).  A cluster
+    run is told by --jobs, which a local run folds into --cores (a local dry run with -j
+    keeps it, but with 1 core)."""
     try:
-        return workflow.cores or None
-    except WorkflowError:
+        cores = workflow.cores
+    except WorkflowError:  # --report, --lint, a cluster without cores: no core count
         return None
+    if workflow.remote_exec or (workflow.nodes is not None and cores > 1):
+        return cores
+    return None
 
 
 # A config error is one line per problem, naming the key and the expected form, and
@@ -29,7 +36,14 @@ try:
     )
     DATASETS = plan.selected_datasets(config)
     plan.prefer_overrides(config, configcheck.load_config("config/config.yaml"))
-    RUNS = plan.plan_runs(config, _cores())
+    PLAN_CORES = plan.machine_cores(_cluster_cores())
+    RUNS = plan.plan_runs(config, PLAN_CORES)
+    # what the plan left out, and why: the closing summary lists it
+    DROPPED = plan.dropped_runs(
+        config,
+        PLAN_CORES,
+        "the profile's (one compute node's)" if _cluster_cores() else "this machine's",
+    )
     SHARDS = plan.dataset_shards(config, DATASETS)
     plan.check_shards(SHARDS, RUNS)
 except plan.ConfigError as e:
