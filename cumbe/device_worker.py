@@ -50,13 +50,14 @@ def _load_kernel(cuda, params: dict, sim: bool, pieces: bool = False) -> float:
     when some task runs in pieces: a shard without one runs the plain build)."""
     from cumbe import buffers as B
     from cumbe import kernel as K
-    from cumbe.variants import ABLATIONS
+    from cumbe.variants import ABLATIONS, DENSE
 
     rs, es, ws = ABLATIONS[params.get("variant", "cuMBE")]
     t = time.perf_counter()
     for p in (False, True) if pieces else (False,):
         kern = K.build(rs=rs, es=es, ws=ws, instr=bool(params.get("instrument", False)),
-                       threads=int(params.get("threads", 128)), pieces=p)
+                       threads=int(params.get("threads", 128)), pieces=p,
+                       dense=params.get("variant", "cuMBE") in DENSE)
         if not sim:
             sig = tuple(kern.typeof_pyval(x) for x in B.typing_dummies(cuda))
             kern.compile(sig).max_cooperative_grid_blocks(int(params.get("threads", 128)))

@@ -24,7 +24,7 @@ from cumbe import layout
 from cumbe import progress as PG
 from cumbe.prepare import Prepared, choose_side, prepare, shard_of, task_butterflies
 from cumbe.spec import SHARDS_PER_DEVICE
-from cumbe.variants import ABLATIONS
+from cumbe.variants import ABLATIONS, DENSE
 from mbebench import shard as SH
 from mbebench.csr import CSRGraph
 from mbebench.engine import EngineResult, EngineSkipped
@@ -160,7 +160,7 @@ def run(
         """The build, compiled (timed apart from the kernel), and its largest grid."""
         nonlocal compile_s
         kern = K.build(rs=rs, es=es, ws=ws, instr=instrument, threads=threads,
-                       pieces=n_pieces > 0, compact=compact)
+                       pieces=n_pieces > 0, compact=compact, dense=variant in DENSE)
         if sim:
             return kern, 1
         sig = tuple(kern.typeof_pyval(x) for x in B.typing_dummies(cuda))
