@@ -3,8 +3,8 @@
     python tools/kernel_text.py cuMBE noRS noES noWS cuMBE-instr cuMBE-pieces cuMBE-compact
     python tools/kernel_text.py cuMBE-dense cuMBE-dense-instr     # the cuMBE-dense variant
 
-Per build (variant[-dense][-instr][-pieces][-compact], 128 threads, sm_90): the kernel compiled to PTX
-here (numba's CUDA target with the current device faked as compute capability 9.0, the CUDA
+Per build (variant[-dense][-instr][-pieces][-compact], 128 threads, sm_90): the kernel compiled
+to PTX here (numba's CUDA target with the current device faked as compute capability 9.0, the CUDA
 toolkit's libnvvm under ``CUDA_HOME``, default /usr/local/cuda-13.0, and ``nvidia-cuda-nvrtc``),
 assembled with ``ptxas``, and a hash of the bytes of the cubin's ``.text`` sections (not their
 names: numba's mangled names carry a hash of the closure, which a rename changes without

@@ -16,12 +16,14 @@ One module per step of the paper, each a ``make_*`` factory of device functions:
 :mod:`.maximality`  the maximality check (reverse scan; noRS: the explicit Q)
 :mod:`.stealing`    k-level work stealing: publish and steal
 :mod:`.stages`      the grid stages, the kernel itself, its progress reports
+:mod:`.dense`       cuMBE-dense only: small subtrees as bitsets in a warp's registers
 :mod:`.sync`        barriers, clock, relaxed load; :mod:`.consts` the numbering
 ==================  ==============================================================
 
 Variants are compile-time switches (:func:`build`): RS (closure check; noRS scans Q), ES
 (early-stop selection with cached keys; noES recounts every candidate from its full list
-at every selection), WS (stealing), INSTR (clock64 timers).  Factories take them as
+at every selection), WS (stealing), INSTR (clock64 timers), DENSE (the dense leaf search of
+the cuMBE-dense variant; warp workers only).  Factories take them as
 closure constants, so numba compiles a switched-off branch out; every group step is made
 twice, for a warp and for a block.
 """
