@@ -98,8 +98,8 @@ def build(wmode=0, check=0, buildq=1, twin=1):
     if CHECK == 0 and BUILDQ == 0:
         raise ValueError("check=0 (scan Q) needs buildq=1")
 
-    @keyed
     # nogil: the progress thread (mbebench.progress) prints its lines while a search runs
+    @keyed
     @njit(cache=True, nogil=True)
     def run_tasks(c_off, c_idx, l_off, l_idx, wc, wl, cand_is_left, rank, tasks, ks, nks, collect,
                   ctr):

@@ -174,7 +174,8 @@ def _compiled(state: _Run, prep: Prepared, compact: bool):
     rs, es, ws = opts.switches
     t0 = time.perf_counter()
     kern = state.kernels.build(rs=rs, es=es, ws=ws, instr=opts.instrument, threads=opts.threads,
-                               pieces=bool((prep.task_nk > 1).any()), compact=compact)
+                               pieces=bool((prep.task_nk > 1).any()), compact=compact,
+                               dense=opts.dense)
     if state.sim:
         return kern, 1
     sig = tuple(kern.typeof_pyval(x) for x in buffers.typing_dummies(state.cuda))
@@ -240,7 +241,8 @@ def _forced_arena(opts: RunOptions, base, budget: int, needs: np.ndarray, warps:
     plan = replace(base, arena_words=aw)
     choice = grids.GridChoice(plan, int(np.count_nonzero(needs > aw)), "warp_arena_words",
                               budget, buffers.nbytes(plan))
-    return _Planned(choice, False, max_blocks, needs)
+    # the build and the needs are already in the layout the switch asked for
+    return _Planned(choice, bool(opts.compact_layout), max_blocks, needs)
 
 
 def _choose_layout(state: _Run, prep: Prepared, needs, base, budget, kern, max_blocks):

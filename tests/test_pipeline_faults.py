@@ -202,7 +202,7 @@ def test_a_run_failed_by_a_timeout_alone_stays_red_when_run_again(faulty_run):
         res = _snakemake(work, env=env, check=False)
         out = res.stdout + res.stderr
         assert res.returncode == 1 and "rule run_engine:" not in out, out[-4000:]
-        assert "1 timeout (the config's fail_on: timeout)" in out, out[-4000:]
+        assert "1 timeout run(s) (the config's fail_on: timeout)" in out, out[-4000:]
         assert not check.exists()
 
 

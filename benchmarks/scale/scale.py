@@ -1,0 +1,240 @@
+"""cuMBE at scale: tiles of real graphs, planted near-bicliques and crowns (run on a GPU machine).
+
+    python benchmarks/scale/scale.py --archives konect-mirror/ --out scale-out \\
+        [--gmbe /path/to/GMBE/bin/MBE_GPU] [--time-limit 120] [--graphs marvel-x12,planted-s]
+
+Makes the graphs (cached in --work), runs cuMBE's paper build and the cuMBE-dense build on each
+(``python -m cumbe run``, one process per run under --time-limit; the kernel is compiled before
+its run is timed: numba's cache, then ``kernel_s``), and GMBE (``-s 2 -f``) when a binary is
+given, and writes OUT/scale.json and OUT/scale.md: kernel seconds, bicliques/s, the ratio to
+GMBE's own time and whether the counts agree, with the commit and the GPU.
+
+Graphs (``--graphs``, comma list; default: every one below):
+
+* ``<konect>-x<T>``: the KONECT graph tiled T times (T disjoint copies), then 1 % of its edges
+  rewired between copies (each picked edge keeps its left vertex and moves its right end to
+  the same vertex of a random copy; duplicates dropped), e.g. ``movielens-10m_ui-x20``;
+* ``planted-<grade>``: a Chung-Lu graph with planted near-bicliques (benchmarks/standins.py),
+  grades xs < s < m < l (more and larger blocks);
+* ``crown-<n>`` (n x n minus a perfect matching: 2^n - 2 maximal bicliques) and
+  ``crowns-<n>x<c>`` (c disjoint crowns).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
+
+from mbebench.csr import CSRGraph, from_edges, read_csr, write_csr  # noqa: E402
+
+DEFAULT_GRAPHS = ("marvel-x12", "marvel-x60", "youtube-groupmemberships-x10",
+                  "movielens-10m_ui-x20", "edit-nawiki-x8", "planted-xs", "planted-s",
+                  "planted-m", "crown-22", "crowns-18x8")
+VARIANTS = ("cuMBE", "cuMBE-dense")
+# planted grades: (|E| of the Chung-Lu graph, blocks, left sizes, right sizes, density, pools)
+PLANTED = {
+    "xs": (500_000, 200, (3, 6), (5, 10), (0.8, 1.0), (8_000, 3_000)),
+    "s": (1_000_000, 500, (3, 8), (5, 15), (0.7, 1.0), (15_000, 5_000)),
+    "m": (2_000_000, 1_000, (3, 8), (5, 15), (0.7, 1.0), (30_000, 10_000)),
+    "l": (2_000_000, 2_000, (3, 8), (5, 15), (0.7, 1.0), (30_000, 10_000)),
+}
+
+
+def edges_of(g: CSRGraph) -> tuple[np.ndarray, np.ndarray]:
+    left = np.repeat(np.arange(g.n_left, dtype=np.int64), np.diff(g.left_offsets))
+    return left, g.left_indices.astype(np.int64)
+
+
+def tile(g: CSRGraph, times: int, rewire: float = 0.01, seed: int = 1) -> CSRGraph:
+    """``times`` disjoint copies of g, then a share ``rewire`` of the edges moved between
+    copies (the right end goes to the same vertex of a random copy)."""
+    rng = np.random.default_rng(seed)
+    left, right = edges_of(g)
+    copy = np.repeat(np.arange(times, dtype=np.int64), left.size)
+    lt = np.tile(left, times) + copy * g.n_left
+    rt = np.tile(right, times)
+    moved = rng.random(rt.size) < rewire
+    copy[moved] = rng.integers(0, times, int(moved.sum()))
+    rt = rt + copy * g.n_right
+    key = np.unique(lt * (g.n_right * times) + rt)
+    return from_edges(key // (g.n_right * times), key % (g.n_right * times),
+                      g.n_left * times, g.n_right * times)
+
+
+def crowns(n: int, c: int) -> CSRGraph:
+    i, j = np.nonzero(~np.eye(n, dtype=bool))
+    off = np.repeat(np.arange(c, dtype=np.int64) * n, i.size)
+    return from_edges(np.tile(i, c) + off, np.tile(j, c) + off, n * c, n * c)
+
+
+def planted(grade: str, seed: int = 1) -> CSRGraph:
+    from benchmarks import standins as S
+
+    m, nb, ls, rs, p, (pl, pr) = PLANTED[grade]
+    params = S.Params(preset=f"planted-{grade}", n_left=m // 4, n_right=m // 12, n_edges=m,
+                      cap_left=2000, cap_right=4000,
+                      blocks=S.Blocks(nb, ls, rs, p, pl, pr), seed=seed)
+    return S.generate(params)[0]
+
+
+def make(name: str, archives: Path, work: Path) -> Path:
+    """The graph ``name`` as a CSR file in ``work`` (made once)."""
+    path = work / f"{name}.csr"
+    if path.exists():
+        return path
+    work.mkdir(parents=True, exist_ok=True)
+    if m := re.fullmatch(r"crown-(\d+)", name):
+        g = crowns(int(m[1]), 1)
+    elif m := re.fullmatch(r"crowns-(\d+)x(\d+)", name):
+        g = crowns(int(m[1]), int(m[2]))
+    elif m := re.fullmatch(r"planted-(\w+)", name):
+        g = planted(m[1])
+    elif m := re.fullmatch(r"(.+)-x(\d+)", name):
+        base = work / f"{m[1]}.csr"
+        if not base.exists():
+            arch = archives / f"download.tsv.{m[1]}.tar.bz2"
+            subprocess.run([sys.executable, "-m", "mbebench", "convert", "--dataset", m[1],
+                            "--archive", str(arch), "--out-csr", str(base), "--out-meta",
+                            str(work / f"{m[1]}.json")], check=True, cwd=REPO)
+        g = tile(read_csr(base), int(m[2]))
+    else:
+        raise ValueError(f"unknown graph {name!r}")
+    write_csr(g, path)
+    return path
+
+
+def write_adj(g: CSRGraph, path: Path) -> None:
+    """GMBE's input: one line per right vertex, its left neighbours."""
+    off, adj = g.right_offsets, g.right_indices
+    with open(path, "w") as f:
+        for v in range(g.n_right):
+            f.write(" ".join(map(str, adj[off[v]:off[v + 1]].tolist())) + "\n")
+
+
+def run_cumbe(csr: Path, variant: str, limit: float, extra: list[str]) -> dict:
+    out = csr.with_suffix(f".{variant}.json")
+    out.unlink(missing_ok=True)
+    t = time.time()
+    try:
+        p = subprocess.run([sys.executable, "-m", "cumbe", "run", str(csr), "--variant", variant,
+                            "--json", str(out), *extra], cwd=REPO, capture_output=True,
+                           text=True, timeout=limit)
+    except subprocess.TimeoutExpired:
+        return {"status": "timeout", "wall_s": round(time.time() - t, 1)}
+    if p.returncode or not out.exists():
+        return {"status": "error", "error": (p.stderr or p.stdout)[-800:]}
+    r = json.loads(out.read_text())
+    st = r["stats"]
+    return {"status": "ok", "count": int(r["count"]), "fingerprint": r["fingerprint"],
+            "kernel_s": st["kernel_s"], "nodes": st.get("nodes"),
+            "phases_s": st.get("phases_s"), "blocks": st.get("blocks")}
+
+
+def run_gmbe(binary: str, g: CSRGraph, csr: Path, limit: float) -> dict:
+    adj = csr.with_suffix(".adj")
+    if not adj.exists():
+        write_adj(g, adj)
+    t = time.time()
+    try:
+        p = subprocess.run([binary, "-i", str(adj), "-s", "2", "-f"], capture_output=True,
+                           text=True, timeout=limit)
+    except subprocess.TimeoutExpired:
+        return {"status": "timeout", "wall_s": round(time.time() - t, 1)}
+    s = p.stdout + p.stderr
+    tm = re.search(r"Total processing time: ([0-9.eE+-]+) seconds", s)
+    cnt = re.search(r"maximal nodes:\s*(-?\d+)", s)
+    if p.returncode or not tm or not cnt:
+        return {"status": "error", "error": s[-800:]}
+    return {"status": "ok", "seconds": float(tm[1]), "count": int(cnt[1])}
+
+
+def context() -> dict:
+    def sh(*cmd):
+        try:
+            return subprocess.run(cmd, capture_output=True, text=True, cwd=REPO).stdout.strip()
+        except OSError:
+            return ""
+    return {"commit": sh("git", "rev-parse", "--short", "HEAD") or os.environ.get("COMMIT", ""),
+            "gpu": sh("nvidia-smi", "--query-gpu=name", "--format=csv,noheader"),
+            "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+
+
+def table(res: dict) -> str:
+    lines = [f"commit {res['context']['commit']}, {res['context']['gpu']}, "
+             f"{res['context']['date']}, time limit {res['time_limit']} s", "",
+             "| graph | edges | bicliques | variant | kernel s | bicliques/s | GMBE s | "
+             "x GMBE | counts |", "|---|---|---|---|---|---|---|---|---|"]
+    for name, gr in res["graphs"].items():
+        gm = gr.get("gmbe", {})
+        gs = gm.get("seconds") if gm.get("status") == "ok" else None
+        for v, r in gr["runs"].items():
+            if r["status"] != "ok":
+                lines.append(f"| {name} | {gr['edges']} | | {v} | {r['status']} | | | | |")
+                continue
+            agree = "agree" if gr["agree"] else "DIFFER"
+            ratio = "" if gs is None else f"{r['kernel_s'] / gs:.3f}"
+            lines.append(
+                f"| {name} | {gr['edges']} | {r['count']} | {v} | {r['kernel_s']:.4g} | "
+                f"{r['count'] / max(r['kernel_s'], 1e-9):.3g} | "
+                f"{'' if gs is None else f'{gs:.4g}'} | "
+                f"{ratio} | {agree} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--archives", default=str(REPO / "konect-mirror"),
+                    help="folder with the KONECT archives (download.tsv.<name>.tar.bz2)")
+    ap.add_argument("--work", default="/tmp/mbe-scale", help="graphs are made here once")
+    ap.add_argument("--out", default="scale-out")
+    ap.add_argument("--graphs", default=",".join(DEFAULT_GRAPHS))
+    ap.add_argument("--variants", default=",".join(VARIANTS))
+    ap.add_argument("--gmbe", default="", help="GMBE's binary (bin/MBE_GPU); empty: skip")
+    ap.add_argument("--time-limit", type=float, default=120.0, help="seconds per run")
+    ap.add_argument("--instrument", action="store_true",
+                    help="also run each variant's instrumented build (per-phase clocks)")
+    a = ap.parse_args(argv)
+    out = Path(a.out)
+    out.mkdir(parents=True, exist_ok=True)
+    res = {"context": context(), "time_limit": a.time_limit, "graphs": {}}
+    for name in a.graphs.split(","):
+        t = time.time()
+        csr = make(name, Path(a.archives), Path(a.work))
+        g = read_csr(csr)
+        gr = {"edges": int(g.n_edges), "make_s": round(time.time() - t, 1), "runs": {}}
+        res["graphs"][name] = gr
+        for v in a.variants.split(","):
+            gr["runs"][v] = run_cumbe(csr, v, a.time_limit, [])
+            if a.instrument:
+                gr["runs"][v + " (instr)"] = run_cumbe(csr, v, a.time_limit, ["--instrument"])
+            print(name, v, json.dumps(gr["runs"][v])[:300], flush=True)
+        if a.gmbe:
+            gr["gmbe"] = run_gmbe(a.gmbe, g, csr, a.time_limit)
+            print(name, "GMBE", json.dumps(gr["gmbe"])[:300], flush=True)
+        counts = {r["count"] for r in gr["runs"].values() if r["status"] == "ok"}
+        fps = {r["fingerprint"] for r in gr["runs"].values() if r["status"] == "ok"}
+        gm = gr.get("gmbe", {})
+        # GMBE counts in 32 bits
+        if gm.get("status") == "ok" and counts and max(counts) < 2**31:
+            counts.add(gm["count"])
+        gr["agree"] = len(counts) <= 1 and len(fps) <= 1
+        (out / "scale.json").write_text(json.dumps(res, indent=1))
+    md = table(res)
+    (out / "scale.md").write_text(md)
+    print(md)
+    return 0 if all(g["agree"] for g in res["graphs"].values()) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
