@@ -174,8 +174,7 @@ def _compiled(state: _Run, prep: Prepared, compact: bool):
     rs, es, ws = opts.switches
     t0 = time.perf_counter()
     kern = state.kernels.build(rs=rs, es=es, ws=ws, instr=opts.instrument, threads=opts.threads,
-                               pieces=bool((prep.task_nk > 1).any()), compact=compact,
-                               dense=opts.dense)
+                               pieces=bool((prep.task_nk > 1).any()), compact=compact)
     if state.sim:
         return kern, 1
     sig = tuple(kern.typeof_pyval(x) for x in buffers.typing_dummies(state.cuda))

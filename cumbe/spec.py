@@ -16,7 +16,7 @@ from typing import Any
 
 from mbebench.spec import SHARD, EngineSpec, Param
 
-from cumbe.variants import ABLATIONS, DENSE, PAPER, VARIANTS
+from cumbe.variants import ABLATIONS, VARIANTS
 
 # candidate side: auto (larger sum of squared degrees), smaller (the paper's rule), left, right
 SIDES: tuple[str, ...] = ("auto", "smaller", "left", "right")
@@ -103,11 +103,10 @@ SPEC = EngineSpec(
     cpus=1,
     simulator_env={"NUMBA_ENABLE_CUDASIM": "1"},
     params=(
-        Param("variant", str, PAPER, choices=VARIANTS, bare=True, key=True,
+        Param("variant", str, VARIANTS, choices=VARIANTS, bare=True, key=True,
               aliases=("variants",),
               doc="cuMBE, or an ablation: noRS (no reverse scanning), noES (no early stop), "
-                  "noWS (no work stealing); or cuMBE-dense (experimental, not the paper's: "
-                  "small subtrees as bitsets; not in the default list)."),
+                  "noWS (no work stealing)."),
         Param("k", int, 24, minimum=1,
               doc="Work-stealing stages (the paper's k-level stealing; the paper uses 2)."),
         Param("threads", int, 128, minimum=WARP, maximum=512, multiple_of=WARP,
@@ -168,11 +167,6 @@ class RunOptions:
     def switches(self) -> tuple[bool, bool, bool]:
         """(reverse scanning, early stop, work stealing) of the variant."""
         return ABLATIONS[self.variant]
-
-    @property
-    def dense(self) -> bool:
-        """Whether the variant's build has the dense leaf search."""
-        return self.variant in DENSE
 
     def params(self) -> dict[str, Any]:
         """The keyword arguments of :func:`cumbe.engine.run` that give these options back

@@ -1,10 +1,9 @@
 """Fingerprints of cuMBE's machine code, without a GPU: did a refactor change what runs?
 
     python tools/kernel_text.py cuMBE noRS noES noWS cuMBE-instr cuMBE-pieces cuMBE-compact
-    python tools/kernel_text.py cuMBE-dense cuMBE-dense-instr     # the cuMBE-dense variant
 
-Per build (variant[-dense][-instr][-pieces][-compact], 128 threads, sm_90): the kernel compiled
-to PTX here (numba's CUDA target with the current device faked as compute capability 9.0, the CUDA
+Per build (variant[-instr][-pieces][-compact], 128 threads, sm_90): the kernel compiled to PTX
+here (numba's CUDA target with the current device faked as compute capability 9.0, the CUDA
 toolkit's libnvvm under ``CUDA_HOME``, default /usr/local/cuda-13.0, and ``nvidia-cuda-nvrtc``),
 assembled with ``ptxas``, and a hash of the bytes of the cubin's ``.text`` sections (not their
 names: numba's mangled names carry a hash of the closure, which a rename changes without
@@ -67,8 +66,7 @@ def main(argv: list[str]) -> int:
         rs, es, ws = ABLATIONS[variant]
         t = time.time()
         kern = K.build(rs=rs, es=es, ws=ws, instr="instr" in flags, threads=128,
-                       pieces="pieces" in flags, compact="compact" in flags,
-                       dense="dense" in flags, cache=False)
+                       pieces="pieces" in flags, compact="compact" in flags, cache=False)
         ptx, _ = cuda.compile_ptx(kern.py_func, sig, cc=(9, 0))
         with tempfile.TemporaryDirectory() as d:
             with open(f"{d}/k.ptx", "w") as f:

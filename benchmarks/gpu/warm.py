@@ -33,8 +33,7 @@ def compile_one(spec: str) -> dict:
     variant, *flags = name.split("-")
     rs, es, ws = VARIANTS[variant]
     kern = K.build(rs=rs, es=es, ws=ws, instr="instr" in flags, threads=int(threads),
-                   pieces="pieces" in flags, compact="compact" in flags,
-                   dense="dense" in flags)
+                   pieces="pieces" in flags, compact="compact" in flags)
     sig = tuple(kern.typeof_pyval(x) for x in B.typing_dummies(cuda))
     t = time.perf_counter()
     ov = kern.compile(sig)

@@ -3,7 +3,7 @@
     python benchmarks/scale/scale.py --archives konect-mirror/ --out scale-out \\
         [--gmbe /path/to/GMBE/bin/MBE_GPU] [--time-limit 120] [--graphs marvel-x12,planted-s]
 
-Makes the graphs (cached in --work), runs cuMBE's paper build and the cuMBE-dense build on each
+Makes the graphs (cached in --work), runs cuMBE's paper build (or the --variants given) on each
 (``python -m cumbe run``, one process per run under --time-limit; the kernel is compiled before
 its run is timed: numba's cache, then ``kernel_s``), and GMBE (``-s 2 -f``) when a binary is
 given, and writes OUT/scale.json and OUT/scale.md: kernel seconds, bicliques/s, the ratio to
@@ -41,7 +41,7 @@ from mbebench.csr import CSRGraph, from_edges, read_csr, write_csr  # noqa: E402
 DEFAULT_GRAPHS = ("marvel-x12", "marvel-x60", "youtube-groupmemberships-x10",
                   "movielens-10m_ui-x20", "edit-nawiki-x8", "planted-xs", "planted-s",
                   "planted-m", "crown-22", "crowns-18x8")
-VARIANTS = ("cuMBE", "cuMBE-dense")
+VARIANTS = ("cuMBE",)
 # planted grades: (|E| of the Chung-Lu graph, blocks, left sizes, right sizes, density, pools)
 PLANTED = {
     "xs": (500_000, 200, (3, 6), (5, 10), (0.8, 1.0), (8_000, 3_000)),

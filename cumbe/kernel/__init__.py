@@ -16,14 +16,12 @@ One module per step of the paper, each a ``make_*`` factory of device functions:
 :mod:`.maximality`  the maximality check (reverse scan; noRS: the explicit Q)
 :mod:`.stealing`    k-level work stealing: publish and steal
 :mod:`.stages`      the grid stages, the kernel itself, its progress reports
-:mod:`.dense`       cuMBE-dense only: small subtrees as bitsets in a warp's registers
 :mod:`.sync`        barriers, clock, relaxed load; :mod:`.consts` the numbering
 ==================  ==============================================================
 
 Variants are compile-time switches (:func:`build`): RS (closure check; noRS scans Q), ES
 (early-stop selection with cached keys; noES recounts every candidate from its full list
-at every selection), WS (stealing), INSTR (clock64 timers), DENSE (the dense leaf search of
-the cuMBE-dense variant; warp workers only).  Factories take them as
+at every selection), WS (stealing), INSTR (clock64 timers).  Factories take them as
 closure constants, so numba compiles a switched-off branch out; every group step is made
 twice, for a warp and for a block.
 """
@@ -34,7 +32,7 @@ import os
 
 from numba import cuda
 
-from cumbe.kernel import dense, fetch, lists, maximality, search, stages, stealing
+from cumbe.kernel import fetch, lists, maximality, search, stages, stealing
 from cumbe.kernel.consts import *
 from cumbe.kernel.consts import MAX_THREADS, WARP, Build, Group
 from cumbe.kernel.sync import SIM, SIM_WARPS, _block_sync_impl, block_sync, wsync  # noqa: F401  (tests and tools reach them here)
@@ -77,33 +75,29 @@ def _run_stage(cfg: Build, grp: Group, progress):
     fe = fetch.make_fetch(cfg, grp, ls)
     mx = maximality.make_maximality(cfg, grp)
     st = stealing.make_stealing(cfg, grp, ls, fe, mx)
-    dn = dense.make_dense(cfg, ls, mx) if cfg.dense and grp.size == WARP else None
-    se = search.make_search(cfg, grp, ls, st, mx, dn)
+    se = search.make_search(cfg, grp, ls, st, mx)
     return stages.make_run_stage(cfg, grp, fe, st, se, progress)
 
 
 def build(rs=True, es=True, ws=True, instr=False, threads=128, cache=True, pieces=False,
-          compact=False, dense=False):
+          compact=False):
     """The kernel for one variant and block size (memoised); ``pieces``: it runs tasks in
     pieces (:func:`cumbe.prepare.split`, RS only; without it every task runs whole);
-    ``compact``: the compact task layout (:mod:`cumbe.layout`); ``dense``: the dense leaf
-    search (:mod:`cumbe.kernel.dense`, RS only)."""
-    if dense and not rs:
-        raise ValueError("the dense leaf search needs reverse scanning (rs)")
+    ``compact``: the compact task layout (:mod:`cumbe.layout`)."""
     switches = tuple(_os_env(n) for n in BUILD_ENV)
     # ``cache`` is part of the key: a build without the disk cache must not be served to a
     # caller that asked for one (or the other way round)
     key = (bool(rs), bool(es), bool(ws), bool(instr), int(threads), switches, bool(cache),
-           bool(pieces) and bool(rs), bool(compact), bool(dense))
+           bool(pieces) and bool(rs), bool(compact))
     if key in _CACHE:
         return _CACHE[key]
-    RS, ES, WS, INSTR, THREADS, _, _, PIECES, COMPACT, DENSE = key
+    RS, ES, WS, INSTR, THREADS, _, _, PIECES, COMPACT = key
     if THREADS % WARP or not WARP <= THREADS <= MAX_THREADS:
         raise ValueError(f"threads must be a multiple of {WARP} in {WARP}..{MAX_THREADS}")
     # (CUMBE_NOINLINE=1: debugging only, so that compute-sanitizer names device functions)
     inline = not SIM and not _os_env("CUMBE_NOINLINE")
     dev = cuda.jit(device=True, **({"forceinline": True} if inline else {}))
-    cfg = Build(RS, ES, WS, INSTR, THREADS, dev, PIECES, COMPACT, DENSE)
+    cfg = Build(RS, ES, WS, INSTR, THREADS, dev, PIECES, COMPACT)
     progress = stages.make_progress(cfg)
     kernel = stages.make_kernel(cfg, _run_stage(cfg, Group(WARP, wsync), progress),
                                 _run_stage(cfg, Group(THREADS, block_sync), progress), progress)

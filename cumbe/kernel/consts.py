@@ -99,9 +99,6 @@ class Build(NamedTuple):
     # the compact task layout (cumbe.layout), launched only when memory is short: a build
     # of its own, so that the plain kernel's code stays as it is
     compact: bool = False
-    # the dense leaf search (cumbe.kernel.dense; the cuMBE-dense variant, warp workers only):
-    # a build of its own, so that the paper's builds keep their machine code
-    dense: bool = False
 
 
 class Group(NamedTuple):

@@ -18,19 +18,15 @@ from cumbe.kernel.consts import PH_CHECK, PH_EXPAND, PH_LPRIME, PH_OTHER, PH_SEL
 from cumbe.kernel.consts import S_NABS, S_NONMAX, S_NP, S_NQ, S_NTW, S_OFF, S_PK, S_PN, S_PUB, S_R0
 from cumbe.kernel.consts import S_STOP, SHIFT, U_SUMA, U_SUML, WARP, X_BASE, X_MIN, X_NID, X_R
 from cumbe.kernel.consts import ZERO64
-from cumbe.kernel.dense import DENSE_MAX, DENSE_P
 from cumbe.kernel.lists import combine_sides
 from cumbe.kernel.sync import clock, relaxed_load
 from cumbe.layout import F_KL, F_LASTMIN, F_LSLOT, F_NID, F_NX, F_PC, F_QE, F_QS, F_SUM, F_X
 from cumbe.layout import K_DL, K_KEY, K_LST, K_LV, K_PARR, K_Q, K_SG, K_SL, K_SO, K_TAG, NF
 
 
-def make_search(cfg, grp, lists, stealing, maximality, dense=None):
-    """The search for the switches ``cfg`` and the worker kind ``grp``; ``dense``: the
-    dense leaf search (:mod:`cumbe.kernel.dense`) that takes small subtrees, or None."""
+def make_search(cfg, grp, lists, stealing, maximality):
+    """The search for the switches ``cfg`` and the worker kind ``grp``."""
     dev, RS, ES, INSTR, PIECES = cfg.dev, cfg.rs, cfg.es, cfg.instr, cfg.pieces
-    DENSE = dense is not None
-    dense_subtree = dense.subtree if DENSE else None
     G, gsync = grp.size, grp.sync
     # the steps it calls, as closure variables (numba compiles them in)
     elem_u, level_key, order_key, partition_list, compact, stamp, stamp_lprime = (
@@ -282,19 +278,6 @@ def make_search(cfg, grp, lists, stealing, maximality, dense=None):
                 if gl == 0:
                     count += 1
                     fp += combine_sides(sumR, shu[g, U_SUML], cand_left)
-                if DENSE and push and kl <= DENSE_MAX and np_ <= DENSE_P:
-                    # the child's whole subtree, in registers: it is not pushed
-                    done, dc, dfp, dn, t_last = dense_subtree(
-                        A, sh, g, gl, R, base, adjU, offV, adjV, orig,
-                        R + sh[g, S_OFF + K_LST] + A[R + oSO + x], kl, np_, nx + 1 + nabs,
-                        sumR, l + 1, cand_left, phl, t_last)
-                    if done:
-                        nodes += dn
-                        if gl == 0:
-                            count += dc
-                            fp += dfp
-                            sh64[g, X_NID] = I64(nid2)  # its keys' tag is spent
-                        push = False
                 if push:
                     if gl == 0:
                         sh64[g, X_NID] = I64(nid2)

@@ -37,8 +37,6 @@ class _SimWarps:
 
 
 SIM_WARPS = _SimWarps()
-_SIM_SLOTS: dict = {}
-_SIM_SLOTS_LOCK = threading.Lock()
 
 
 def _locked_shared_array(orig, lock):
@@ -87,24 +85,6 @@ if SIM:
 
     def load_relaxed(arr, i, j):
         return arr[i, j]
-
-    def _sim_exchange(v):
-        """Every lane's value, in lane order (the simulator has no warp shuffles)."""
-        t = threading.current_thread()
-        key = (t.blockIdx.x, t.threadIdx.x // WARP)
-        with _SIM_SLOTS_LOCK:
-            slots = _SIM_SLOTS.setdefault(key, [None] * WARP)
-        slots[t.threadIdx.x % WARP] = v
-        SIM_WARPS.wait()
-        vals = list(slots)
-        SIM_WARPS.wait()  # all read before the next exchange writes
-        return vals
-
-    def wballot(p):
-        return np.int64(sum(1 << i for i, x in enumerate(_sim_exchange(bool(p))) if x))
-
-    def wmin(v):
-        return np.int32(min(int(x) for x in _sim_exchange(v)))
 
     from numba.cuda.simulator import kernelapi as _kapi
 
@@ -171,23 +151,6 @@ else:
         cuda.syncwarp(0xFFFFFFFF)
 
     wsync = cuda.jit(device=True, forceinline=True)(_wsync_impl)
-
-    def _wballot_impl(p):
-        """The lanes whose p holds, as bits of an int64 (the whole warp, converged)."""
-        return np.int64(cuda.ballot_sync(0xFFFFFFFF, p))
-
-    def _wmin_impl(v):
-        """The smallest int32 v over the warp (the whole warp, converged)."""
-        s = 16
-        while s > 0:
-            o = cuda.shfl_xor_sync(0xFFFFFFFF, v, s)
-            if o < v:
-                v = o
-            s >>= 1
-        return v
-
-    wballot = cuda.jit(device=True, forceinline=True)(_wballot_impl)
-    wmin = cuda.jit(device=True, forceinline=True)(_wmin_impl)
 
 
 def _block_sync_impl():
