@@ -23,9 +23,9 @@ from mbebench import progress
 from mbebench import shard as SH
 from mbebench.csr import CSRGraph, from_edges
 from mbebench.engine import EngineResult
+from mbebench.fingerprint_sum import add as add_fingerprint
 from mbebench.order import candidate_order
 
-MASK64 = (1 << 64) - 1  # the fingerprint is a sum mod 2**64
 
 
 def choose_side(graph: CSRGraph) -> str:
@@ -172,7 +172,7 @@ def enumerate_with_progress(prep, tasks, costs: np.ndarray,
         run.update(done, base, count, cost_started=float(acc[end - 1]))
         c, f, n, *_ = enumerate_tasks(prep, tuple(x[done:end] for x in tasks))
         count += int(c)
-        fp = (fp + int(f)) & MASK64
+        fp = add_fingerprint(fp, f)
         nodes += int(n)
         done = end
         run.update(done, float(acc[done - 1]), count)

@@ -46,7 +46,6 @@ from baselines.parmbe_plan import (  # noqa: F401 (public names of the engine)
     warm_up,
 )
 from baselines.parmbe_pool import (  # noqa: F401
-    MASK64,
     START_METHOD,
     TERMINATE_GRACE_S,
     ParMBEPool,
@@ -55,6 +54,7 @@ from baselines.parmbe_pool import (  # noqa: F401
 from baselines.parmbe_spec import SIDES
 from mbebench.csr import CSRGraph, write_csr
 from mbebench.engine import EngineResult
+from mbebench.fingerprint_sum import add as add_fingerprint
 from mbebench import progress
 from mbebench.shard import WHOLE as SHARD_WHOLE
 from mbebench.shard import parse as parse_shard
@@ -205,7 +205,7 @@ def run_serial(
     for i in range(plan.n_tasks):
         c, f = prep.run(*plan.task(i))
         count += c
-        fp = (fp + f) & MASK64
+        fp = add_fingerprint(fp, f)
     algo = time.perf_counter() - t0
     return EngineResult(
         count=count,

@@ -66,10 +66,10 @@ from cumbe.device_worker import worker
 from cumbe.spec import SHARDS_PER_DEVICE, RunOptions, parse_devices, run_options
 from mbebench import shard as sharding
 from mbebench.engine import EngineResult, EngineSkipped, WorkerPool
+from mbebench.fingerprint_sum import add as add_fingerprint
 
 SIM_DEVICES_ENV = "CUMBE_SIM_DEVICES"
 START_METHOD = "spawn"
-MASK64 = (1 << 64) - 1
 POLL_S = 0.2
 STOP_GRACE_S = 10.0
 TIME_NOTE = (
@@ -343,7 +343,7 @@ class DevicePool(WorkerPool):
                 elif kind == "done":
                     _, s, c, f, t1, t2, info = msg
                     count += c
-                    fp = (fp + f) & MASK64
+                    fp = add_fingerprint(fp, f)
                     done[s] = {"device": d, "count": c, "start": t1, "end": t2, **info}
                     t_end = time.perf_counter()
                     dispatch(d)

@@ -31,7 +31,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-MASK64 = (1 << 64) - 1
+from mbebench.fingerprint_sum import sum_hex
+from mbebench.row_schema import read_row_file
+
 WHOLE = "0/1"
 # What every shard of one run shares: any difference means the rows come from two run
 # plans (another config, graph or engine entry) and must not be added up.
@@ -87,15 +89,12 @@ def finished(path: str | Path, want: Mapping) -> bool:
 
 def _read(path: Path, what: str) -> dict:
     try:
-        row = json.loads(path.read_text())
+        return read_row_file(path)
     except FileNotFoundError:
         raise GatherError(f"{what}: no row at {path} (its job did not finish; run the "
                           "pipeline again)") from None
-    except (OSError, ValueError) as e:
-        raise GatherError(f"{what}: unreadable row {path} ({' '.join(str(e).split())})") from None
-    if not isinstance(row, dict) or "status" not in row:
-        raise GatherError(f"{what}: {path} is not a result row")
-    return row
+    except ValueError as e:
+        raise GatherError(f"{what}: {e}") from None
 
 
 def _diff(a: Mapping, b: Mapping) -> str:
@@ -219,7 +218,7 @@ def gather(rows: Sequence[Mapping], *, per_job: int = 1) -> dict[str, Any]:
     fps = [r.get("fingerprint") for r in rows]
     out["count"] = sum(int(r["count"]) for r in rows)
     if all(fp is not None for fp in fps):
-        out["fingerprint"] = f"0x{sum(int(fp, 16) for fp in fps) & MASK64:016x}"
+        out["fingerprint"] = sum_hex(fps)
     reps = min(len(r.get("algo_s") or []) for r in rows)
     # the makespan of each repeat: the shards run side by side, the slowest decides
     out["algo_s"] = [max(float(r["algo_s"][j]) for r in rows) for j in range(reps)]

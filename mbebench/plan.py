@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mbebench import engine as registry
+from mbebench.download import konect_url
 from mbebench.ingest import archive_name
 from mbebench.plugins import is_plugin, plugin_spec
 from mbebench.spec import ConfigError, EngineSpec
@@ -85,11 +86,6 @@ class RunSpec:
             "repeats": self.repeats, "timeout_s": self.timeout_s, "env": self.env,
             "require_gpu": self.require_gpu,
         }
-
-
-def konect_url(base_url: str, konect_name: str) -> str:
-    base = base_url if base_url.endswith("/") else base_url + "/"
-    return f"{base}download.tsv.{konect_name}.tar.bz2"
 
 
 def selected_datasets(config: dict) -> list[str]:

@@ -30,6 +30,7 @@ from typing import Any
 
 from mbebench import atomic
 from mbebench.progress import is_progress
+from mbebench.oneline import one_line
 
 PLAN = "results/plan.json"
 FRESH_S = 30.0
@@ -152,10 +153,6 @@ def _row(path: Path) -> dict | None:
     return obj if isinstance(obj, dict) and "status" in obj else None
 
 
-def _one_line(text: Any) -> str:
-    return " ".join(str(text or "").split())
-
-
 def _seconds(x: Any) -> str:
     return f"{x:.3g} s" if isinstance(x, (int, float)) else "? s"
 
@@ -169,7 +166,7 @@ def _finished(row: Mapping) -> tuple[str, str]:
             detail += (f" (slowest of {sh['n']} shards; their sum "
                        f"{_seconds(sh.get('time_sum_s'))})")
         return "finished", detail
-    msg = _one_line(row.get("message")) or str(status)
+    msg = one_line(row.get("message")) or str(status)
     if status in ("error", "timeout"):
         return "failed", f"{status}: {msg}"
     if status == "skipped":
@@ -220,7 +217,7 @@ def run_state(root: Path, entry: Mapping, now: float,
         return st
     logs = [s for s in (_log_state(root / p, now) for p in entry.get("logs", [])) if s]
     running = [s for s in logs if s[0]]
-    failed_shards = [f"shard {i}/{st.shards} {r['status']}: {_one_line(r.get('message'))}"
+    failed_shards = [f"shard {i}/{st.shards} {r['status']}: {one_line(r.get('message'))}"
                      for i, r in enumerate(shard_rows)
                      if r is not None and r.get("status") in ("error", "timeout")]
     done = f"shards {st.shards_done}/{st.shards} done" if st.shards > 1 else ""
