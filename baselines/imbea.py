@@ -18,30 +18,15 @@ import numpy as np
 
 from baselines import _imbea_kernel as K
 from baselines._imbea_parts import elem_weights
-from baselines.imbea_spec import SIDES
+from baselines.imbea_spec import DEFAULT_SIDE
 from mbebench import progress
 from mbebench import shard as SH
 from mbebench.csr import CSRGraph, from_edges
 from mbebench.engine import EngineResult
 from mbebench.fingerprint_sum import add as add_fingerprint
 from mbebench.order import candidate_order
+from mbebench.side import candidates_on_left
 
-
-
-def choose_side(graph: CSRGraph) -> str:
-    """Candidate side for ``side="auto"``.
-
-    The first level costs sum(deg(u)^2) over the L side (building N2(x) for
-    every x) and the bitset rows are as wide as the largest candidate degree;
-    taking candidates from the side whose *other* side has the smaller
-    sum of squared degrees was the faster choice on the benchmark graphs.
-    """
-    dl = np.diff(np.asarray(graph.left_offsets)).astype(np.float64)
-    dr = np.diff(np.asarray(graph.right_offsets)).astype(np.float64)
-    # candidates on the left -> L side is the right side
-    cost_left = float((dr * dr).sum())
-    cost_right = float((dl * dl).sum())
-    return "left" if cost_left <= cost_right else "right"
 
 
 def _ro(a, dtype) -> np.ndarray:
@@ -184,9 +169,8 @@ def enumerate_with_progress(prep, tasks, costs: np.ndarray,
 
 
 def _resolve(graph: CSRGraph, side: str) -> str:
-    if side not in SIDES:
-        raise ValueError(f"side must be one of {SIDES}, got {side!r}")
-    return choose_side(graph) if side == "auto" else side
+    """``left`` or ``right``: the CSR side ``side`` (mbebench.side) puts the candidates on."""
+    return "left" if candidates_on_left(graph, side) else "right"
 
 
 def warm_up() -> float:
@@ -201,7 +185,7 @@ def warm_up() -> float:
 
 
 def bicliques(
-    graph: CSRGraph, side: str = SIDES[0], shard: str = SH.WHOLE
+    graph: CSRGraph, side: str = DEFAULT_SIDE, shard: str = SH.WHOLE
 ) -> set[tuple[frozenset[int], frozenset[int]]]:
     """All maximal bicliques (of one shard) as (left ids, right ids) frozensets (for tests)."""
     side = _resolve(graph, side)
@@ -218,7 +202,7 @@ def bicliques(
     return out
 
 
-def run(graph: CSRGraph, side: str = SIDES[0], shard: str = SH.WHOLE) -> EngineResult:
+def run(graph: CSRGraph, side: str = DEFAULT_SIDE, shard: str = SH.WHOLE) -> EngineResult:
     """Count and fingerprint the maximal bicliques of ``graph``, candidates from ``side``
     (``baselines.imbea_spec``: auto, left or right); ``shard`` "i/n": only the first-level
     tasks (and pieces of heavy ones, :func:`pieces`) of shard i of n (:mod:`mbebench.shard`).  JIT compile (or cache load) first,

@@ -51,7 +51,7 @@ from baselines.parmbe_pool import (  # noqa: F401
     ParMBEPool,
     start_server,
 )
-from baselines.parmbe_spec import SIDES
+from baselines.parmbe_spec import DEFAULT_SIDE
 from mbebench.csr import CSRGraph, write_csr
 from mbebench.engine import EngineResult
 from mbebench.fingerprint_sum import add as add_fingerprint
@@ -96,7 +96,7 @@ def run(
     processes: int | None = None,
     split_threshold: int = DEFAULT_SPLIT_THRESHOLD,
     max_split: int = DEFAULT_MAX_SPLIT,
-    side: str = SIDES[0],
+    side: str = DEFAULT_SIDE,
     pool: ParMBEPool | None = None,
     tasks_per_process: int = TASKS_PER_PROCESS,
     shard: str = SHARD_WHOLE,
@@ -186,7 +186,7 @@ def run_serial(
     processes: int = 2,
     split_threshold: int = DEFAULT_SPLIT_THRESHOLD,
     max_split: int = DEFAULT_MAX_SPLIT,
-    side: str = SIDES[0],
+    side: str = DEFAULT_SIDE,
     tasks_per_process: int = TASKS_PER_PROCESS,
     shard: str = SHARD_WHOLE,
 ) -> EngineResult:

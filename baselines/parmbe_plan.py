@@ -20,9 +20,10 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from baselines.parmbe_spec import SIDES
+from baselines.parmbe_spec import DEFAULT_SIDE
 from mbebench import shard as SH
 from mbebench.csr import CSRGraph, from_edges
+from mbebench.side import candidates_on_left
 
 DEFAULT_SPLIT_THRESHOLD = 2048
 DEFAULT_MAX_SPLIT = 64
@@ -45,17 +46,9 @@ def _ro(a: np.ndarray, dtype) -> np.ndarray:
     return b
 
 
-def choose_side(graph: CSRGraph, side: str = SIDES[0]) -> bool:
-    """True if we split on the CSR's left side."""
-    if side == "left":
-        return True
-    if side == "right":
-        return False
-    if side == "larger":
-        return graph.n_left >= graph.n_right
-    if side == "smaller":
-        return graph.n_left <= graph.n_right
-    raise ValueError(f"side must be one of {', '.join(SIDES)}, not {side!r}")
+def choose_side(graph: CSRGraph, side: str = DEFAULT_SIDE) -> bool:
+    """True if we split on the CSR's left side (``side`` as in :mod:`mbebench.side`)."""
+    return candidates_on_left(graph, side)
 
 
 def oriented(graph: CSRGraph, u_is_left: bool):

@@ -34,24 +34,12 @@ from mbebench import shard as sharding
 from mbebench.csr import CSRGraph
 from mbebench.jitcache import keyed, sources_digest
 from mbebench.order import candidate_order
-
-SIDES = ("auto", "smaller", "left", "right")
-
+from mbebench.side import candidates_on_left
 
 def choose_side(graph: CSRGraph, side: str) -> bool:
-    """True when the candidates (P, Q, R) come from the CSR's left side."""
-    if side == "auto":
-        # the side with the larger sum of squared degrees: the other side's lists,
-        # which every L' construction and maximality check reads, are then the short
-        # ones (matched the faster side on every mirror dataset, docs/gpu.md)
-        dl = np.diff(np.asarray(graph.left_offsets)).astype(np.float64)
-        dr = np.diff(np.asarray(graph.right_offsets)).astype(np.float64)
-        return float(np.dot(dl, dl)) >= float(np.dot(dr, dr))
-    if side == "smaller":  # the paper's rule
-        return graph.n_left <= graph.n_right
-    if side in ("left", "right"):
-        return side == "left"
-    raise ValueError(f"side must be one of {', '.join(SIDES)}, not {side!r}")
+    """True when the candidates (P, Q, R) come from the CSR's left side (``side`` as in
+    :mod:`mbebench.side`; ``auto`` matched the faster side on every mirror dataset)."""
+    return candidates_on_left(graph, side)
 
 
 @keyed

@@ -14,12 +14,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from mbebench.side import SIDES, side_param
 from mbebench.spec import SHARD, EngineSpec, Param
 
 from cumbe.variants import ABLATIONS, VARIANTS
 
-# candidate side: auto (larger sum of squared degrees), smaller (the paper's rule), left, right
-SIDES: tuple[str, ...] = ("auto", "smaller", "left", "right")
 WARP = 32
 # ``devices``: shards per device of a run on several GPUs, halving in size (cumbe.devices):
 # 4 launches a device, the last two an eighth of its work each
@@ -117,9 +116,7 @@ SPEC = EngineSpec(
               doc="Instrumented build (per-warp busy time and per-phase clocks for the "
                   "plots): it runs once, counts for agreement, and its times are not "
                   "cuMBE's times."),
-        Param("side", str, "auto", choices=SIDES,
-              doc="Candidate side: auto (larger sum of squared degrees), smaller (the "
-                  "paper's rule), left or right."),
+        side_param("auto"),
         Param("device_memory_gib", float, None, minimum=0.01, nullable=True,
               doc="Cap on the device memory the run may use, in GiB (e.g. 24 for an RTX "
                   "3090's share on a larger card); null = no cap (the CUMBE_DEVICE_MEMORY_GIB "
