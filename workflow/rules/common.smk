@@ -10,6 +10,7 @@ from snakemake.exceptions import WorkflowError
 
 from mbebench import closing, configcheck, ingest, plan, resume, status
 from mbebench.published import pipeline as published
+from mbebench.report import registry as report_registry
 
 
 def _cluster_cores():
@@ -56,29 +57,14 @@ REPORTING = plan.reporting(sys.argv)
 if REPORTING:
     DATASETS = plan.on_disk(DATASETS, "results/csr/{}.json")
 
-TABLES = expand(
-    "results/tables/{name}",
-    name=[
-        "summary.csv",
-        "summary.md",
-        "speedup.csv",
-        "speedup.md",
-        "speedup.tex",
-        "vs_paper.csv",
-        "vs_paper.md",
-        "vs_paper_speedups.csv",
-    ],
-)
-PLOTS = expand(
-    "results/plots/{name}.{ext}",
-    name=["workload", "breakdown", "scaling", "time_vs_size"],
-    ext=["png", "pdf"],
-)
+# the report's files, from its registry (mbebench/report/registry.py)
+TABLES = report_registry.rule_files("tables")
+PLOTS = report_registry.rule_files("plots")
 ROWS = plan.planned_rows(DATASETS, RUNS)
 # The convert step's status of every dataset (sizes, or why it is unavailable)
 METAS = expand("results/csr/{dataset}.json", dataset=DATASETS)
-CHECK = "results/tables/agreement.txt"
-CLOSING = "results/tables/closing.txt"
+(CHECK,) = report_registry.rule_files("check_counts")
+(CLOSING,) = report_registry.rule_files("closing")
 FINAL = [CLOSING, CHECK]
 if REPORTING:
     ROWS = plan.on_disk(ROWS)
