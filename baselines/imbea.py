@@ -16,11 +16,11 @@ import time
 
 import numpy as np
 
-from baselines import _imbea_kernel as K
+from baselines import _imbea_kernel as imbea_kernel
 from baselines._imbea_parts import elem_weights
 from baselines.imbea_spec import DEFAULT_SIDE
 from mbebench import progress
-from mbebench import shard as SH
+from mbebench import shard as sharding
 from mbebench.csr import CSRGraph, from_edges
 from mbebench.engine import EngineResult
 from mbebench.fingerprint_sum import add as add_fingerprint
@@ -71,7 +71,7 @@ def pieces(costs: np.ndarray, n: int) -> np.ndarray:
     (:func:`baselines._imbea_kernel.build`'s ``ks``/``nks``: its level-0 branches dealt
     round-robin), so that one heavy task spreads over several shards; 1 otherwise."""
     c = np.asarray(costs, dtype=np.float64)
-    return SH.piece_counts(c, c.sum() / max(n, 1), n)
+    return sharding.piece_counts(c, c.sum() / max(n, 1), n)
 
 
 def shard_tasks(prep, tasks: np.ndarray, shard: str, with_costs: bool = False):
@@ -79,14 +79,14 @@ def shard_tasks(prep, tasks: np.ndarray, shard: str, with_costs: bool = False):
     ``tasks[j]``'s piece ``ks[j]`` of ``nks[j]`` (:func:`pieces`; each piece costs its
     task's cost / nks), and its row stats (``shard_tasks``, ``total_tasks``: items); with
     ``with_costs``, the picked items' estimated costs as a third item."""
-    i, n = SH.parse(shard)
+    i, n = sharding.parse(shard)
     tc = task_costs(prep, tasks)
     nk = pieces(tc, n)
-    src, ik, inn = SH.split_pieces(np.zeros(tc.size), np.ones(tc.size), nk)
+    src, ik, inn = sharding.split_pieces(np.zeros(tc.size), np.ones(tc.size), nk)
     iv = np.asarray(tasks, dtype=np.int32)[src]
     costs = tc[src] / inn
-    picked = SH.select(costs, i, n)
-    out = (iv[picked], ik[picked], inn[picked]), SH.stats(shard, costs, picked)
+    picked = sharding.select(costs, i, n)
+    out = (iv[picked], ik[picked], inn[picked]), sharding.stats(shard, costs, picked)
     return (*out, costs[picked]) if with_costs else out
 
 
@@ -105,7 +105,7 @@ def enumerate_tasks(prep, tasks, collect: bool = False):
     (count, fingerprint, nodes, per-item counts, ro, rv, lo, lv)."""
     c_off, c_idx, l_off, l_idx, wc, wl, cand_is_left, rank = prep
     t, ks, nks = _items(tasks)
-    return K.run_tasks(
+    return imbea_kernel.run_tasks(
         c_off,
         c_idx,
         l_off,
@@ -185,7 +185,7 @@ def warm_up() -> float:
 
 
 def bicliques(
-    graph: CSRGraph, side: str = DEFAULT_SIDE, shard: str = SH.WHOLE
+    graph: CSRGraph, side: str = DEFAULT_SIDE, shard: str = sharding.WHOLE
 ) -> set[tuple[frozenset[int], frozenset[int]]]:
     """All maximal bicliques (of one shard) as (left ids, right ids) frozensets (for tests)."""
     side = _resolve(graph, side)
@@ -202,13 +202,13 @@ def bicliques(
     return out
 
 
-def run(graph: CSRGraph, side: str = DEFAULT_SIDE, shard: str = SH.WHOLE) -> EngineResult:
+def run(graph: CSRGraph, side: str = DEFAULT_SIDE, shard: str = sharding.WHOLE) -> EngineResult:
     """Count and fingerprint the maximal bicliques of ``graph``, candidates from ``side``
     (``baselines.imbea_spec``: auto, left or right); ``shard`` "i/n": only the first-level
     tasks (and pieces of heavy ones, :func:`pieces`) of shard i of n (:mod:`mbebench.shard`).  JIT compile (or cache load) first,
     timed apart as ``compile_seconds``."""
     side = _resolve(graph, side)
-    SH.parse(shard)  # a bad shard fails before the compile
+    sharding.parse(shard)  # a bad shard fails before the compile
     compile_s = warm_up()
     t0 = time.perf_counter()
     prep, tasks = prepare(graph, side)

@@ -22,7 +22,7 @@ REPO = Path(__file__).resolve().parents[1]
 CHILD = r"""
 import json, sys
 import numpy as np
-from cumbe import engine as E
+from cumbe import engine as cumbe_engine
 from cumbe import layout
 from cumbe.selfcheck import block_arena
 from mbebench.csr import from_edges
@@ -39,7 +39,7 @@ for gi, (nl, nr, p) in enumerate(((7, 8, 0.6), (8, 7, 0.5), (6, 9, 0.7))):
     base = dict(variant="cuMBE", threads=64, blocks=1, side="left", k=3)
     for name, extra in (("warp", {}), ("warp-steal", dict(eager_steal=1)),
                         ("block-wide", dict(warp_arena_words=block_arena(g, base)))):
-        res = E.run(g, **base, **extra)
+        res = cumbe_engine.run(g, **base, **extra)
         got = [res.count, res.fingerprint]
         # one line per run, at once: the test stops at the first wrong one
         print(json.dumps(dict(graph=gi, path=name, want=want, got=got,
