@@ -30,6 +30,7 @@ import numba
 import numpy as np
 
 from mbebench import atomic
+from mbebench import envvars
 from mbebench import shard as sharding
 from mbebench.csr import CSRGraph
 from mbebench.jitcache import keyed, sources_digest
@@ -259,7 +260,7 @@ def shard_of(prep: Prepared, shard: str) -> tuple[Prepared, dict]:
 # ------------------------------------------------------------------ cache beside the CSR
 
 CACHE_DIR = ".cumbe-prep"  # beside the CSR file; hidden, so no "*.csr" pattern matches it
-CACHE_ENV = "CUMBE_PREP_CACHE"  # "0": never read or write the cache
+CACHE_ENV = "MBEBENCH_PREP_CACHE"  # "0": never read or write the cache
 CACHE_FORMAT = 1
 _ARRAYS = ("offU", "adjU", "offV", "adjV", "orig", "tasks", "task_deg", "task_wedges",
            "n_higher", "task_dv", "task_k", "task_nk", "needs")
@@ -289,9 +290,9 @@ def cache_path(graph: CSRGraph, cand_left: bool, rs: bool) -> Path:
 def prepare_cached(graph: CSRGraph, side: str = "auto", rs: bool = True) -> Prepared:
     """:func:`prepare` with the plain-layout needs, read from the cache beside the graph's
     CSR file when it holds this graph's preparation, else computed and stored there (a
-    graph without a file, ``CUMBE_PREP_CACHE=0`` or a folder that cannot be written: no
+    graph without a file, ``MBEBENCH_PREP_CACHE=0`` or a folder that cannot be written: no
     cache)."""
-    if (not graph.path or os.environ.get(CACHE_ENV, "1").strip() == "0"
+    if (not graph.path or (envvars.get(CACHE_ENV) or "1").strip() == "0"
             or not Path(graph.path).is_file()):  # (a graph in memory that names a file)
         return prepare(graph, side, rs)
     cand_left = choose_side(graph, side)

@@ -36,8 +36,9 @@ import threading
 import time
 
 from mbebench import progress as mbe_progress
+from mbebench import envvars
 
-ENV = "CUMBE_PROGRESS_S"
+ENV = "MBEBENCH_CUMBE_PROGRESS_S"
 # The kernel's end: a thread of its own blocks in the end event's synchronize, so the host
 # sees the end at once (the multi-GPU queue pays any delay for every shard).  Polling the
 # event from the waiting thread instead (cuEventQuery every 1-2 ms) slowed the short kernels
@@ -51,9 +52,9 @@ NPROG = 3
 
 
 def interval_s() -> float:
-    """Seconds between two progress lines: ``CUMBE_PROGRESS_S`` (cuMBE's own, > 0) if set,
+    """Seconds between two progress lines: ``MBEBENCH_CUMBE_PROGRESS_S`` (cuMBE's own, > 0) if set,
     else every engine's ``MBEBENCH_PROGRESS_S`` (default 10; 0: no lines)."""
-    text = os.environ.get(ENV, "").strip()
+    text = (envvars.get(ENV) or "").strip()
     if not text:
         return mbe_progress.interval()
     try:

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from mbebench import envvars
 from mbebench.side import SIDES, side_param
 from mbebench.spec import SHARD, EngineSpec, Param
 
@@ -119,7 +120,7 @@ SPEC = EngineSpec(
         side_param("auto"),
         Param("device_memory_gib", float, None, minimum=0.01, nullable=True,
               doc="Cap on the device memory the run may use, in GiB (e.g. 24 for an RTX "
-                  "3090's share on a larger card); null = no cap (the CUMBE_DEVICE_MEMORY_GIB "
+                  "3090's share on a larger card); null = no cap (the MBEBENCH_DEVICE_MEMORY_GIB "
                   "environment variable may set one); the grid shrinks to fit it."),
         SHARD,
         Param("devices", (int, str), None, nullable=True, minimum=1, pattern=DEVICES_PATTERN,
@@ -138,7 +139,7 @@ SPEC = EngineSpec(
 
 # A cap on the device memory a run may use (GiB), e.g. 24 to stand for an RTX 3090 on a
 # larger card; the ``device_memory_gib`` parameter takes precedence.
-MEMORY_CAP_ENV = "CUMBE_DEVICE_MEMORY_GIB"
+MEMORY_CAP_ENV = "MBEBENCH_DEVICE_MEMORY_GIB"
 
 
 @dataclass(frozen=True)
@@ -158,7 +159,7 @@ class RunOptions:
     idle_fraction: float = 0.0
     compact_layout: bool | None = None
     shard: str = SHARD.default
-    memory_cap: int | None = None  # bytes: device_memory_gib, else $CUMBE_DEVICE_MEMORY_GIB
+    memory_cap: int | None = None  # bytes: device_memory_gib, else $MBEBENCH_DEVICE_MEMORY_GIB
 
     @property
     def switches(self) -> tuple[bool, bool, bool]:
@@ -199,10 +200,10 @@ def _limits(name: str, value: Any) -> Any:
 
 
 def memory_cap_bytes(device_memory_gib: float | None) -> int | None:
-    """The run's device memory cap in bytes: the parameter, else $CUMBE_DEVICE_MEMORY_GIB,
+    """The run's device memory cap in bytes: the parameter, else $MBEBENCH_DEVICE_MEMORY_GIB,
     else None (all that is free)."""
     if device_memory_gib is None:
-        env = os.environ.get(MEMORY_CAP_ENV, "").strip()
+        env = (envvars.get(MEMORY_CAP_ENV) or "").strip()
         if not env:
             return None
         try:
