@@ -45,7 +45,8 @@ def _alive(pid: int) -> bool:
 
 
 def _pids(path: Path, n: int, within_s: float = 60) -> list[int]:
-    """The n pids fake_engines wrote to $MBEBENCH_TEST_PIDS (only the processes this test started)."""
+    """The n pids fake_engines wrote to $MBEBENCH_TEST_PIDS (only the processes this test
+    started)."""
     deadline = time.monotonic() + within_s
     while time.monotonic() < deadline:
         pids = [int(x) for x in path.read_text().split()] if path.exists() else []
