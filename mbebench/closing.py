@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mbebench import ingest
+from mbebench import dataset_status
 from mbebench.oneline import one_line
 from mbebench.row_schema import STATUSES, read_row_file
 
@@ -90,7 +90,7 @@ def summarize(row_paths: Sequence[str | os.PathLike], meta_paths: Iterable[str |
     each part of the config the plan left out (:func:`mbebench.plan.dropped_runs`)."""
     fail_on = set(fail_on)
     rows, bad = read_rows(row_paths)
-    unav = ingest.unavailable_datasets(meta_paths)
+    unav = dataset_status.unavailable_datasets(meta_paths)
     mism = _mismatches(rows)
     out = Closing()
 

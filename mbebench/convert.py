@@ -58,10 +58,10 @@ def convert(
     """Convert one dataset; return the meta dict that was written to ``out_meta``.
 
     ``archive_sha256`` (the download receipt's) is kept in the meta: the pipeline converts
-    again when the receipt vouches for another archive (:func:`mbebench.ingest.converted`).
+    again when the receipt vouches for another archive (:func:`mbebench.dataset_status.converted`).
 
     The meta says ``"status": "ok"`` and keeps the pipeline's ``retry`` token
-    (:mod:`mbebench.ingest`; a failure is recorded there with status ``unavailable``).
+    (:mod:`mbebench.dataset_status`; a failure is recorded there with status ``unavailable``).
 
     ``source_sha256`` is the SHA-256 of the edge list file itself (the
     ``out.*`` member), so it identifies the graph whatever archive it came in;

@@ -17,7 +17,7 @@ from typing import Any
 
 from mbebench import engine as registry
 from mbebench.download import konect_url
-from mbebench.ingest import archive_name
+from mbebench.dataset_status import archive_name
 from mbebench.plugins import is_plugin, plugin_spec
 from mbebench.spec import ConfigError, EngineSpec
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import jsonschema
 
-# unavailable: the dataset's download or convert failed, nothing ran (mbebench.ingest)
+# unavailable: the dataset's download or convert failed, nothing ran (mbebench.dataset_status)
 STATUSES = ("ok", "timeout", "error", "skipped", "unavailable")
 REQUIRED_KEYS = ("dataset", "run_id", "engine", "status")
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mbebench import ingest
+from mbebench import dataset_status
 from mbebench.published import build, fetch
 from mbebench.published.codes import CODES
 from mbebench.published.engine import ENGINES_DIR
@@ -34,7 +34,7 @@ def names() -> list[str]:
 
 def download_retry(slug: str) -> str:
     """The download's retry token: the next number while its receipt says failed."""
-    return ingest.retry_token(f"{ENGINES_DIR}/archives/{slug}.json")
+    return dataset_status.retry_token(f"{ENGINES_DIR}/archives/{slug}.json")
 
 
 def build_retry(code: str, commit: str) -> str:
@@ -42,10 +42,10 @@ def build_retry(code: str, commit: str) -> str:
     fixed toolchain builds the code on the next run.  A skipped build (no toolchain or GPU
     here) stays: it would be skipped again, and its runs' skipped rows redone every time."""
     path = f"{ENGINES_DIR}/{code}-{commit}/build.json"
-    receipt = ingest.read_status(path)
+    receipt = dataset_status.read_status(path)
     if receipt is not None and receipt.get("status") == "skipped":
         return str(receipt.get("retry", 0))
-    return ingest.retry_token(path)
+    return dataset_status.retry_token(path)
 
 
 def built(code: str) -> bool:

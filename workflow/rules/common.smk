@@ -8,7 +8,8 @@ import time
 
 from snakemake.exceptions import WorkflowError
 
-from mbebench import closing, configcheck, ingest, plan, resume, status
+from mbebench import closing, configcheck, dataset_status, plan, resume, status
+from mbebench.dataset_status import Untracked
 from mbebench.published import pipeline as published
 from mbebench.report import registry as report_registry
 
@@ -113,7 +114,9 @@ def convert_input(wildcards):
         return [src.location] if os.path.isfile(src.location) else []
     ds = wildcards.dataset
     meta = f"results/csr/{ds}.json"
-    if ingest.converted(receipt(ds), meta, plan.graph_file(ds), src.sha256, src.name):
+    if dataset_status.converted(
+        receipt(ds), meta, plan.graph_file(ds), src.sha256, src.name
+    ):
         # ancient: a download that re-runs (forced, a new version of its rule, or a failed
         # refresh that keeps the archive) does not by its time redo a finished conversion
         # and every engine run after it.  Only a finished one: Snakemake evaluates no trigger
@@ -132,12 +135,14 @@ def convert_source(wildcards):
 
 
 def download_retry(wildcards):
-    return ingest.retry_token(receipt(wildcards.dataset))
+    return dataset_status.retry_token(receipt(wildcards.dataset))
 
 
 def convert_retry(wildcards):
     ds = wildcards.dataset
-    return ingest.retry_token(f"results/csr/{ds}.json", need=[plan.graph_file(ds)])
+    return dataset_status.retry_token(
+        f"results/csr/{ds}.json", need=[plan.graph_file(ds)]
+    )
 
 
 def run_spec(wildcards):
@@ -151,7 +156,7 @@ def run_input(wildcards):
     ds = wildcards.dataset
     meta = checkpoints.convert.get(dataset=ds).output.meta
     files = {"meta": meta}
-    if ingest.unavailable_reason(meta) is None:
+    if dataset_status.unavailable_reason(meta) is None:
         files["csr"] = plan.graph_file(ds)
         if spec.input != "csr":
             files["export"] = plan.graph_file(ds, spec.input)
@@ -211,7 +216,7 @@ def shard_retry(wildcards):
     receipt = plan.shard_receipt(
         wildcards.dataset, wildcards.run_id, int(wildcards.job), int(wildcards.jobs)
     )
-    return ingest.retry_token(receipt, need=rows)
+    return dataset_status.retry_token(receipt, need=rows)
 
 
 def shards_runtime_min(wildcards):

@@ -11,12 +11,12 @@ rule published_download:
         slug=alternation(published.slugs()),
     params:
         # where from is not recorded: another mirror, or none, refetches nothing
-        github_url=ingest.Untracked(config["published"]["github_url"]),
+        github_url=Untracked(config["published"]["github_url"]),
         retry=lambda wc: published.download_retry(wc.slug),
-        connect_timeout=ingest.Untracked(config["download"]["connect_timeout_s"]),
-        read_timeout=ingest.Untracked(config["download"]["read_timeout_s"]),
-        deadline=ingest.Untracked(config["download"]["deadline_s"]),
-        retries=ingest.Untracked(config["download"]["retries"]),
+        connect_timeout=Untracked(config["download"]["connect_timeout_s"]),
+        read_timeout=Untracked(config["download"]["read_timeout_s"]),
+        deadline=Untracked(config["download"]["deadline_s"]),
+        retries=Untracked(config["download"]["retries"]),
     log:
         "logs/published/download-{slug}.log",
     conda:
