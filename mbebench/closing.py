@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mbebench import dataset_status
+from mbebench import dataset_status, paths
 from mbebench.oneline import one_line
 from mbebench.row_schema import STATUSES, read_row_file
 
@@ -212,7 +212,7 @@ def _missing(row_paths: Iterable[str | os.PathLike], started_at: float | None) -
 
 MAX_REASONS = 10
 # The logs of the steps after the runs (a failed one stops the run before its output)
-STEP_LOGS = ("logs/tables.log", "logs/plots.log", "logs/closing.log")
+STEP_LOGS = tuple(paths.step_log(step) for step in ("tables", "plots", "closing"))
 
 
 def _tail_lines(path: Path, size: int = 65536) -> list[str]:
@@ -261,8 +261,7 @@ def run_log(row_path: Path) -> Path:
     """``logs/runs/<dataset>/<run_id>.log`` of ``results/runs/<dataset>/<run_id>.json`` (the
     run_engine rule's log, relative to the same working directory)."""
     row_path = Path(row_path)
-    return (row_path.parent.parent.parent.parent / "logs" / "runs" / row_path.parent.name
-            / f"{row_path.stem}.log")
+    return row_path.parents[3] / paths.run_log(row_path.parent.name, row_path.stem)
 
 
 def run_logs(row_path: Path) -> list[Path]:

@@ -31,6 +31,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from mbebench import paths
 from mbebench.fingerprint_sum import sum_hex
 from mbebench.row_schema import read_row_file
 
@@ -51,11 +52,11 @@ class GatherError(RuntimeError):
 
 def shard_row(folder: str | Path, i: int, n: int) -> Path:
     """The row of shard i of n, in the run's shard folder (``results/runs/<d>/<run_id>``)."""
-    return Path(folder) / f"shard-{i}-of-{n}.json"
+    return Path(folder) / paths.shard_row_name(i, n)
 
 
 def job_receipt(folder: str | Path, g: int, jobs: int) -> Path:
-    return Path(folder) / f"job-{g}-of-{jobs}.json"
+    return Path(folder) / paths.job_receipt_name(g, jobs)
 
 
 def groups(n: int, per_job: int) -> list[list[int]]:

@@ -24,9 +24,9 @@ import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from mbebench import atomic
+from mbebench import atomic, paths
 
-STOPPED = Path("results") / "stopped"
+STOPPED = Path(paths.STOPPED)
 # A row the engine gave; skipped (no CUDA device here) and unavailable rows cost nothing to
 # redo, and their answer may be another one next time.
 REUSABLE = ("ok", "error", "timeout")

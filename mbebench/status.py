@@ -28,11 +28,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from mbebench import atomic
+from mbebench import atomic, paths
 from mbebench.progress import is_progress
 from mbebench.oneline import one_line
 
-PLAN = "results/plan.json"
+PLAN = paths.PLAN
 FRESH_S = 30.0
 MISMATCH = "mismatch"
 STATES = ("finished", MISMATCH, "running", "failed", "stopped", "skipped", "unavailable",
@@ -55,14 +55,13 @@ def plan_entries(datasets, runs: Mapping, shards: Mapping) -> list[dict[str, Any
             if not spec.applies_to(ds):
                 continue
             entry = {"dataset": ds, "run_id": run_id, "label": spec.label or run_id,
-                     "row": f"results/runs/{ds}/{run_id}.json", "shards": sh.n}
+                     "row": paths.row(ds, run_id), "shards": sh.n}
             if sh.sharded:
                 jobs = len(sh.groups())
                 entry["shard_rows"] = plan.shard_rows(ds, run_id, sh)
-                entry["logs"] = [f"logs/runs/{ds}/{run_id}/job-{g}-of-{jobs}.log"
-                                 for g in range(jobs)]
+                entry["logs"] = [paths.job_log(ds, run_id, g, jobs) for g in range(jobs)]
             else:
-                entry["logs"] = [f"logs/runs/{ds}/{run_id}.log"]
+                entry["logs"] = [paths.run_log(ds, run_id)]
             out.append(entry)
     return out
 
@@ -93,7 +92,7 @@ def write_plan_or_exit(path: str | Path, datasets, runs: Mapping, shards: Mappin
 def _discovered(root: Path) -> list[dict[str, Any]]:
     """Entries for the runs found on disk (no plan file): rows, shard folders, logs."""
     found: dict[tuple[str, str], dict[str, Any]] = {}
-    runs, logs = root / "results" / "runs", root / "logs" / "runs"
+    runs, logs = root / paths.RUNS, root / paths.RUN_LOGS
     for base in (runs, logs):
         if not base.is_dir():
             continue
@@ -104,17 +103,16 @@ def _discovered(root: Path) -> list[dict[str, Any]]:
                     continue
                 found.setdefault((ds_dir.name, run_id), {
                     "dataset": ds_dir.name, "run_id": run_id, "label": run_id,
-                    "row": f"results/runs/{ds_dir.name}/{run_id}.json", "shards": 1,
-                    "logs": [f"logs/runs/{ds_dir.name}/{run_id}.log"]})
+                    "row": paths.row(ds_dir.name, run_id), "shards": 1,
+                    "logs": [paths.run_log(ds_dir.name, run_id)]})
     for (ds, run_id), entry in found.items():
         n = _latest_n(runs / ds / run_id, logs / ds / run_id)
         if n > 1:
             entry["shards"] = n
-            entry["shard_rows"] = [f"results/runs/{ds}/{run_id}/shard-{i}-of-{n}.json"
-                                   for i in range(n)]
+            entry["shard_rows"] = [paths.shard_row(ds, run_id, i, n) for i in range(n)]
             entry["logs"] = sorted(
-                f"logs/runs/{ds}/{run_id}/{p.name}" for p in (logs / ds / run_id).glob("*.log")
-                if _JOB_LOG.match(p.name))
+                f"{paths.RUN_LOGS}/{ds}/{run_id}/{p.name}"
+                for p in (logs / ds / run_id).glob("*.log") if _JOB_LOG.match(p.name))
     return list(found.values())
 
 

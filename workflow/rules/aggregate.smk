@@ -8,7 +8,7 @@ rule tables:
         datasets=DATASETS,
         out_dir=lambda wildcards, output: os.path.dirname(output[0]),
     log:
-        "logs/tables.log",
+        paths.step_log("tables"),
     conda:
         "../envs/mbe.yaml"
     shell:
@@ -31,7 +31,7 @@ rule check_counts:
         # which outcomes fail the run (mbebench/closing.py)
         fail_on=config["fail_on"],
     log:
-        "logs/check_counts.log",
+        paths.step_log("check_counts"),
     conda:
         "../envs/mbe.yaml"
     shell:
@@ -52,7 +52,7 @@ rule closing:
         # the runs the plan left out (process counts above the cores), each with its reason
         dropped=lambda wc: shlex.join(["--dropped", *DROPPED]) if DROPPED else "",
     log:
-        "logs/closing.log",
+        paths.step_log("closing"),
     conda:
         "../envs/mbe.yaml"
     shell:
@@ -70,7 +70,7 @@ rule plots:
         datasets=DATASETS,
         out_dir=lambda wildcards, output: os.path.dirname(output[0]),
     log:
-        "logs/plots.log",
+        paths.step_log("plots"),
     conda:
         "../envs/mbe.yaml"
     shell:

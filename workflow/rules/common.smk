@@ -8,7 +8,7 @@ import time
 
 from snakemake.exceptions import WorkflowError
 
-from mbebench import closing, configcheck, dataset_status, plan, resume, status
+from mbebench import closing, configcheck, dataset_status, paths, plan, resume, status
 from mbebench.dataset_status import Untracked
 from mbebench.published import pipeline as published
 from mbebench.report import registry as report_registry
@@ -56,14 +56,14 @@ RUN_IDS = list(RUNS)
 # made do not each get a "Missing metadata" warning.
 REPORTING = plan.reporting(sys.argv)
 if REPORTING:
-    DATASETS = plan.on_disk(DATASETS, "results/csr/{}.json")
+    DATASETS = [d for d in DATASETS if os.path.exists(paths.meta(d))]
 
 # the report's files, from its registry (mbebench/report/registry.py)
 TABLES = report_registry.rule_files("tables")
 PLOTS = report_registry.rule_files("plots")
 ROWS = plan.planned_rows(DATASETS, RUNS)
 # The convert step's status of every dataset (sizes, or why it is unavailable)
-METAS = expand("results/csr/{dataset}.json", dataset=DATASETS)
+METAS = expand(paths.META, dataset=DATASETS)
 (CHECK,) = report_registry.rule_files("check_counts")
 (CLOSING,) = report_registry.rule_files("closing")
 FINAL = [CLOSING, CHECK]
@@ -98,11 +98,11 @@ def source(wildcards):
 
 
 def receipt(dataset):
-    return f"resources/downloads/{dataset}.json"
+    return paths.receipt(dataset)
 
 
 def archive(dataset):
-    return f"resources/downloads/{dataset}.tar.bz2"
+    return paths.archive(dataset)
 
 
 def convert_input(wildcards):
@@ -113,7 +113,7 @@ def convert_input(wildcards):
     if src.kind == "path":
         return [src.location] if os.path.isfile(src.location) else []
     ds = wildcards.dataset
-    meta = f"results/csr/{ds}.json"
+    meta = paths.meta(ds)
     if dataset_status.converted(
         receipt(ds), meta, plan.graph_file(ds), src.sha256, src.name
     ):
@@ -140,9 +140,7 @@ def download_retry(wildcards):
 
 def convert_retry(wildcards):
     ds = wildcards.dataset
-    return dataset_status.retry_token(
-        f"results/csr/{ds}.json", need=[plan.graph_file(ds)]
-    )
+    return dataset_status.retry_token(paths.meta(ds), need=[plan.graph_file(ds)])
 
 
 def run_spec(wildcards):

@@ -3,7 +3,7 @@
 # tables; the retry param reruns the step next time (mbebench/dataset_status.py).
 rule download:
     output:
-        receipt="resources/downloads/{dataset}.json",
+        receipt=paths.RECEIPT,
     params:
         # What is fetched (the archive's file name) and its checksum are recorded: a change
         # re-downloads.  Where from, timeouts and limits are not (Untracked): another
@@ -19,7 +19,7 @@ rule download:
         retries=Untracked(config["download"]["retries"]),
         max_member_gib=Untracked(config["konect"]["max_member_gib"]),
     log:
-        "logs/download/{dataset}.log",
+        paths.DOWNLOAD_LOG,
     conda:
         "../envs/mbe.yaml"
     shell:
@@ -37,7 +37,7 @@ checkpoint convert:
     input:
         convert_input,
     output:
-        meta="results/csr/{dataset}.json",
+        meta=paths.META,
     params:
         source=convert_source,
         csr=lambda wc: plan.graph_file(wc.dataset),
@@ -54,7 +54,7 @@ checkpoint convert:
         # a conversion is CPU work: it must not share the machine with a timed run
         timed_run=1,
     log:
-        "logs/convert/{dataset}.log",
+        paths.CONVERT_LOG,
     conda:
         "../envs/mbe.yaml"
     shell:
