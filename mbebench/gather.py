@@ -33,7 +33,7 @@ from typing import Any
 
 from mbebench import paths
 from mbebench.fingerprint_sum import sum_hex
-from mbebench.row_schema import read_row_file
+from mbebench.row_schema import read_row_file, row_or_none
 
 WHOLE = "0/1"
 # What every shard of one run shares: any difference means the rows come from two run
@@ -80,12 +80,8 @@ def finished(path: str | Path, want: Mapping) -> bool:
     """Whether the shard row at ``path`` is a finished row of the run ``want`` describes
     (:func:`run_key` of the row the job would write, shard included): such a shard is not
     run again.  A missing, unreadable or foreign row is not finished."""
-    try:
-        row = json.loads(Path(path).read_text())
-    except (OSError, ValueError):
-        return False
-    return (isinstance(row, dict) and "status" in row and run_key(row) == run_key(want)
-            and shard_of(row) == shard_of(want))
+    row = row_or_none(path)
+    return row is not None and run_key(row) == run_key(want) and shard_of(row) == shard_of(want)
 
 
 def _read(path: Path, what: str) -> dict:

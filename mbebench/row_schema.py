@@ -138,6 +138,15 @@ def checked_or_error(row: dict[str, Any]) -> dict[str, Any]:
     return dict(check(bad, f"dataset {row.get('dataset')!r} run {row.get('run_id')}"))
 
 
+def row_or_none(path: str | os.PathLike) -> dict | None:
+    """The row in one file, or None when the file is missing, unreadable or not a valid row
+    (for the readers to whom such a file is no finished run: status, resume, a job's shards)."""
+    try:
+        return read_row_file(path)
+    except (OSError, ValueError):
+        return None
+
+
 def read_row_file(path: str | os.PathLike) -> dict:
     """The row in one file, checked.  FileNotFoundError passes through (the caller decides
     whether a missing row is an error); anything else wrong is a ValueError naming the file."""

@@ -31,6 +31,7 @@ from typing import Any
 from mbebench import atomic, paths
 from mbebench.progress import is_progress
 from mbebench.oneline import one_line
+from mbebench.row_schema import row_or_none
 
 PLAN = paths.PLAN
 FRESH_S = 30.0
@@ -143,14 +144,6 @@ class RunState:
     shards_done: int = 0
 
 
-def _row(path: Path) -> dict | None:
-    try:
-        obj = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return None
-    return obj if isinstance(obj, dict) and "status" in obj else None
-
-
 def _seconds(x: Any) -> str:
     return f"{x:.3g} s" if isinstance(x, (int, float)) else "? s"
 
@@ -204,10 +197,10 @@ def run_state(root: Path, entry: Mapping, now: float,
     agreement (:func:`status`)."""
     st = RunState(entry["dataset"], entry["run_id"], entry.get("label") or entry["run_id"],
                   "not started", "", int(entry.get("shards", 1)))
-    row = _row(root / entry["row"])
+    row = row_or_none(root / entry["row"])
     if row is not None and rows is not None:  # grouped by where the plan put it
         rows[(st.dataset, st.run_id)] = {**row, "dataset": st.dataset, "run_id": st.run_id}
-    shard_rows = [_row(root / p) for p in entry.get("shard_rows", [])]
+    shard_rows = [row_or_none(root / p) for p in entry.get("shard_rows", [])]
     st.shards_done = sum(r is not None for r in shard_rows)
     if row is not None:
         st.state, st.detail = _finished(row)
