@@ -8,7 +8,9 @@ are chosen by their fields, never by their names):
 - figures: :mod:`.workload` (Fig. 6), :mod:`.breakdown` (Fig. 7), :mod:`.scaling`
   (ParMBE), :mod:`.time_vs_size`;
 - :mod:`.fmt` renders tables (pandas: Markdown through tabulate, ``Styler.to_latex``),
-  :mod:`.figure` holds what every figure shares.
+  :mod:`.figure` holds what every figure shares;
+- :mod:`.registry` lists every table and figure once (name, formats, module, rule,
+  caption): the rules and the functions below take their file names from it.
 
 :func:`write_tables` is what ``python -m mbebench tables`` calls, :func:`write_figures`
 ``python -m mbebench plots``.  Neither fails on a mismatch:
