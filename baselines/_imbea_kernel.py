@@ -49,7 +49,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from baselines import _work as WC
+from baselines import _work as work_counters
 from baselines._imbea_parts import (
     _collect_r,
     _cttz,
@@ -183,14 +183,14 @@ def build(wmode=0, check=0, buildq=1, twin=1):
             rx = rank[x0]
             nodes += 1
             if ctr is not None:
-                ctr[WC.C_TASKS] += 1
+                ctr[work_counters.C_TASKS] += 1
             # ---- first level: common-neighbour counts over N2(x0)
             n2 = 0
             base0 = c_off[x0]
             for t in range(d):
                 u = c_idx[base0 + t]
                 if ctr is not None:
-                    ctr[WC.C_N2] += l_off[u + 1] - l_off[u]
+                    ctr[work_counters.C_N2] += l_off[u + 1] - l_off[u]
                 for e in range(l_off[u], l_off[u + 1]):
                     w = l_idx[e]
                     if w == x0:
@@ -207,7 +207,7 @@ def build(wmode=0, check=0, buildq=1, twin=1):
                     break
             if not maximal:
                 if ctr is not None:
-                    ctr[WC.C_KILLED] += 1
+                    ctr[work_counters.C_KILLED] += 1
                 for i in range(n2):
                     cnt[n2list[i]] = 0
                 continue
@@ -256,9 +256,9 @@ def build(wmode=0, check=0, buildq=1, twin=1):
                 if rank[glob[i]] > rx:
                     np_ += 1
             if ctr is not None:
-                ctr[WC.C_REPORT] += d
-                ctr[WC.C_P1] += np_
-                ctr[WC.C_Q1] += m - np_
+                ctr[work_counters.C_REPORT] += d
+                ctr[work_counters.C_P1] += np_
+                ctr[work_counters.C_Q1] += m - np_
             if np_ == 0:
                 for i in range(n2):
                     w = n2list[i]
@@ -273,13 +273,13 @@ def build(wmode=0, check=0, buildq=1, twin=1):
             else:
                 rows[: m * Wr] = 0
             if ctr is not None:
-                ctr[WC.C_ZERO] += m * Wr
+                ctr[work_counters.C_ZERO] += m * Wr
             for t in range(d):
                 u = c_idx[base0 + t]
                 word = t >> 6
                 bit = np.uint64(1) << np.uint64(t & 63)
                 if ctr is not None:
-                    ctr[WC.C_BUILD] += l_off[u + 1] - l_off[u]
+                    ctr[work_counters.C_BUILD] += l_off[u + 1] - l_off[u]
                 for e in range(l_off[u], l_off[u + 1]):
                     w = l_idx[e]
                     lw = loc[w]
@@ -311,7 +311,7 @@ def build(wmode=0, check=0, buildq=1, twin=1):
                 loc[w] = -1
             _sort_by_key(pbuf, pkey, 0, pn, d, tmp_p, tmp_k, cntsort)
             if ctr is not None:
-                ctr[WC.C_SORT] += pn
+                ctr[work_counters.C_SORT] += pn
             nw = (d + 63) >> 6
             for j in range(nw):
                 lbits[j] = ~np.uint64(0)
@@ -362,8 +362,8 @@ def build(wmode=0, check=0, buildq=1, twin=1):
                 xb = x * Wr
                 nnz = 0
                 if ctr is not None:
-                    ctr[WC.C_NODES] += 1
-                    ctr[WC.C_LPRIME] += ints[NNZ, k]
+                    ctr[work_counters.C_NODES] += 1
+                    ctr[work_counters.C_LPRIME] += ints[NNZ, k]
                 for j in range(ints[NNZ, k]):
                     wi = lnz[kb + j]
                     val = lbits[kb + wi] & rows[xb + wi]
@@ -415,16 +415,16 @@ def build(wmode=0, check=0, buildq=1, twin=1):
                             qbuf[qn] = v
                             qn += 1
                     if ctr is not None:
-                        ctr[WC.C_QCHECK] += words
-                        ctr[WC.C_QCHECK1] += words1
-                        ctr[WC.C_QVERTS] += nq
+                        ctr[work_counters.C_QCHECK] += words
+                        ctr[work_counters.C_QCHECK1] += words1
+                        ctr[work_counters.C_QVERTS] += nq
                         if maximal:
-                            ctr[WC.C_QCHECKMAX] += words
+                            ctr[work_counters.C_QCHECKMAX] += words
                     if not maximal and TWIN != 2:
                         qbuf[qe] = x
                         ints[QE, k] = qe + 1
                         if ctr is not None:
-                            ctr[WC.C_NONMAX] += 1
+                            ctr[work_counters.C_NONMAX] += 1
                         continue
                 # -- maximal expansion over the rest of P
                 s_r = sumr[k] + wc[glob[x]]
@@ -442,8 +442,8 @@ def build(wmode=0, check=0, buildq=1, twin=1):
                 wr = pp
                 ntw = 0
                 if ctr is not None:
-                    ctr[WC.C_EXPAND] += (pe - pp) * nnz
-                    ctr[WC.C_PVERTS] += pe - pp
+                    ctr[work_counters.C_EXPAND] += (pe - pp) * nnz
+                    ctr[work_counters.C_PVERTS] += pe - pp
                 for i in range(pp, pe):
                     v = pbuf[i]
                     kv = pkey[i]
@@ -497,7 +497,7 @@ def build(wmode=0, check=0, buildq=1, twin=1):
                     ints[QE, k] = qe
                 if not maximal:
                     if ctr is not None:
-                        ctr[WC.C_NONMAX] += 1
+                        ctr[work_counters.C_NONMAX] += 1
                     continue
                 if not owned:  # another piece's level-0 branch: its Q and P work done
                     continue
@@ -513,7 +513,7 @@ def build(wmode=0, check=0, buildq=1, twin=1):
                 count += 1
                 fp += combine_sides_nb(s_r, s_l, cand_is_left)
                 if ctr is not None:
-                    ctr[WC.C_REPORT] += nlp
+                    ctr[work_counters.C_REPORT] += nlp
                 if collect:
                     nb = count - 1
                     ro, lo_, rv = _collect_r(ro, lo_, rv, nb, rbuf, rl)
@@ -532,7 +532,7 @@ def build(wmode=0, check=0, buildq=1, twin=1):
                 if pn > pbase:
                     _sort_by_key(pbuf, pkey, pbase, pn, nlp, tmp_p, tmp_k, cntsort)
                     if ctr is not None:
-                        ctr[WC.C_SORT] += pn - pbase
+                        ctr[work_counters.C_SORT] += pn - pbase
                     k += 1
                     ints[PS, k] = pbase
                     ints[PP, k] = pbase
@@ -544,7 +544,7 @@ def build(wmode=0, check=0, buildq=1, twin=1):
                     sumr[k] = s_r
             task_counts[ti] = count - count_before
         if ctr is not None:
-            ctr[WC.C_BICLIQUES] += count
+            ctr[work_counters.C_BICLIQUES] += count
         nbk = count if collect else 0
         return count, fp, nodes, task_counts, ro[: nbk + 1], rv, lo_[: nbk + 1], lv
 

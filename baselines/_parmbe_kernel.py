@@ -58,7 +58,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from baselines import _work as WC
+from baselines import _work as work_counters
 from baselines._sort import insertion_sort
 from mbebench.fingerprint import combine_sides_nb, left_elem_nb, right_elem_nb
 from mbebench.jitcache import keyed
@@ -187,9 +187,9 @@ def _closure_is(vo, vi, ui, base, adj, lo, ln, target, buf, ctr):
                 break
     ok = m <= target
     if ctr is not None:
-        ctr[WC.C_CLOSURE] += work
+        ctr[work_counters.C_CLOSURE] += work
         if ok:
-            ctr[WC.C_CLOSUREMAX] += work
+            ctr[work_counters.C_CLOSUREMAX] += work
     return ok
 
 
@@ -322,10 +322,10 @@ def build(skip=True):
             if d == 0:
                 continue
             if ctr is not None:
-                ctr[WC.C_TASKS] += 1
+                ctr[work_counters.C_TASKS] += 1
                 for j in range(d):
                     y = ui[base + j]
-                    ctr[WC.C_N2] += vo[y + 1] - vo[y]
+                    ctr[work_counters.C_N2] += vo[y + 1] - vo[y]
             # --- count |N(u) ∩ N(v)| for every u in N2(v) -------------------
             ntouched = _count_two_hop(v, uo, ui, vo, vi, cnt, touched)
             killed, npp, tot, sum_x, nx = _split_two_hop(
@@ -334,7 +334,7 @@ def build(skip=True):
             rv = rank[v]
             if killed:
                 if ctr is not None:
-                    ctr[WC.C_KILLED] += 1
+                    ctr[work_counters.C_KILLED] += 1
                 for idx in range(ntouched):
                     cnt[touched[idx]] = 0
                 continue
@@ -359,11 +359,11 @@ def build(skip=True):
                     s += 1
                     off += c
             if ctr is not None:
-                ctr[WC.C_P1] += npp
+                ctr[work_counters.C_P1] += npp
                 if npp > 0:
                     for j in range(d):
                         y = ui[base + j]
-                        ctr[WC.C_BUILD] += vo[y + 1] - vo[y]
+                        ctr[work_counters.C_BUILD] += vo[y + 1] - vo[y]
             for j in range(d):
                 y = ui[base + j]
                 for e in range(vo[y], vo[y + 1]):
@@ -379,12 +379,12 @@ def build(skip=True):
                 count += 1
                 fp += combine_sides_nb(sum_x, sum_v, u_is_left)
                 if ctr is not None:
-                    ctr[WC.C_REPORT] += d
+                    ctr[work_counters.C_REPORT] += d
             if npp == 0:
                 continue
             _sort_slots(vid, aoff, alen, 0, npp)
             if ctr is not None:
-                ctr[WC.C_SORT] += npp
+                ctr[work_counters.C_SORT] += npp
             depth = 0
             f_sumx[0] = sum_x
             f_nx[0] = nx
@@ -415,9 +415,9 @@ def build(skip=True):
                 atop = f_atop[depth]
                 pend = p0 + f_np[depth]
                 if ctr is not None:
-                    ctr[WC.C_NODES] += 1
-                    ctr[WC.C_LPRIME] += ln
-                    ctr[WC.C_PVERTS] += pend - ws - 1
+                    ctr[work_counters.C_NODES] += 1
+                    ctr[work_counters.C_LPRIME] += ln
+                    ctr[work_counters.C_PVERTS] += pend - ws - 1
                 need_v = vtop + (pend - ws)
                 vid, aoff, alen, skip, vcap = _reserve_slots(vid, aoff, alen, skip, vcap, need_v)
                 adj, acap = _reserve(adj, acap, atop + f_atot[depth])
@@ -430,7 +430,7 @@ def build(skip=True):
                     al = alen[s]
                     so = aoff[s]
                     if ctr is not None:
-                        ctr[WC.C_EXPAND] += al
+                        ctr[work_counters.C_EXPAND] += al
                     c = 0
                     for e in range(so, so + al):
                         x = adj[e]
@@ -452,7 +452,7 @@ def build(skip=True):
                 # maximality / first-generation test: |Γ(Γ')| == |X'|
                 if not _closure_is(vo, vi, ui, base, adj, lo, ln, nx, buf, ctr):
                     if ctr is not None:
-                        ctr[WC.C_NONMAX] += 1
+                        ctr[work_counters.C_NONMAX] += 1
                     continue
                 sv = np.uint64(0)
                 for e in range(lo, lo + ln):
@@ -461,11 +461,11 @@ def build(skip=True):
                 fp += combine_sides_nb(sum_x, sv, u_is_left)
                 np2 = vtop - cp0
                 if ctr is not None:
-                    ctr[WC.C_REPORT] += ln
+                    ctr[work_counters.C_REPORT] += ln
                 if np2 > 0:
                     _sort_slots(vid, aoff, alen, cp0, vtop)
                     if ctr is not None:
-                        ctr[WC.C_SORT] += np2
+                        ctr[work_counters.C_SORT] += np2
                     depth += 1
                     f_sumx[depth] = sum_x
                     f_nx[depth] = nx
@@ -477,7 +477,7 @@ def build(skip=True):
                     f_atop[depth] = atop
                     f_atot[depth] = atop - a0
         if ctr is not None:
-            ctr[WC.C_BICLIQUES] += count
+            ctr[work_counters.C_BICLIQUES] += count
         return count, fp
 
     _BUILDS[key] = run_tasks

@@ -16,32 +16,17 @@ import time
 
 import numpy as np
 
-from baselines import _imbea_kernel as K
+from baselines import _imbea_kernel as imbea_kernel
 from baselines._imbea_parts import elem_weights
-from baselines.imbea_spec import SIDES
+from baselines.imbea_spec import DEFAULT_SIDE
 from mbebench import progress
-from mbebench import shard as SH
+from mbebench import shard as sharding
 from mbebench.csr import CSRGraph, from_edges
 from mbebench.engine import EngineResult
+from mbebench.fingerprint_sum import add as add_fingerprint
 from mbebench.order import candidate_order
+from mbebench.side import candidates_on_left
 
-MASK64 = (1 << 64) - 1  # the fingerprint is a sum mod 2**64
-
-
-def choose_side(graph: CSRGraph) -> str:
-    """Candidate side for ``side="auto"``.
-
-    The first level costs sum(deg(u)^2) over the L side (building N2(x) for
-    every x) and the bitset rows are as wide as the largest candidate degree;
-    taking candidates from the side whose *other* side has the smaller
-    sum of squared degrees was the faster choice on the benchmark graphs.
-    """
-    dl = np.diff(np.asarray(graph.left_offsets)).astype(np.float64)
-    dr = np.diff(np.asarray(graph.right_offsets)).astype(np.float64)
-    # candidates on the left -> L side is the right side
-    cost_left = float((dr * dr).sum())
-    cost_right = float((dl * dl).sum())
-    return "left" if cost_left <= cost_right else "right"
 
 
 def _ro(a, dtype) -> np.ndarray:
@@ -86,7 +71,7 @@ def pieces(costs: np.ndarray, n: int) -> np.ndarray:
     (:func:`baselines._imbea_kernel.build`'s ``ks``/``nks``: its level-0 branches dealt
     round-robin), so that one heavy task spreads over several shards; 1 otherwise."""
     c = np.asarray(costs, dtype=np.float64)
-    return SH.piece_counts(c, c.sum() / max(n, 1), n)
+    return sharding.piece_counts(c, c.sum() / max(n, 1), n)
 
 
 def shard_tasks(prep, tasks: np.ndarray, shard: str, with_costs: bool = False):
@@ -94,14 +79,14 @@ def shard_tasks(prep, tasks: np.ndarray, shard: str, with_costs: bool = False):
     ``tasks[j]``'s piece ``ks[j]`` of ``nks[j]`` (:func:`pieces`; each piece costs its
     task's cost / nks), and its row stats (``shard_tasks``, ``total_tasks``: items); with
     ``with_costs``, the picked items' estimated costs as a third item."""
-    i, n = SH.parse(shard)
+    i, n = sharding.parse(shard)
     tc = task_costs(prep, tasks)
     nk = pieces(tc, n)
-    src, ik, inn = SH.split_pieces(np.zeros(tc.size), np.ones(tc.size), nk)
+    src, ik, inn = sharding.split_pieces(np.zeros(tc.size), np.ones(tc.size), nk)
     iv = np.asarray(tasks, dtype=np.int32)[src]
     costs = tc[src] / inn
-    picked = SH.select(costs, i, n)
-    out = (iv[picked], ik[picked], inn[picked]), SH.stats(shard, costs, picked)
+    picked = sharding.select(costs, i, n)
+    out = (iv[picked], ik[picked], inn[picked]), sharding.stats(shard, costs, picked)
     return (*out, costs[picked]) if with_costs else out
 
 
@@ -120,7 +105,7 @@ def enumerate_tasks(prep, tasks, collect: bool = False):
     (count, fingerprint, nodes, per-item counts, ro, rv, lo, lv)."""
     c_off, c_idx, l_off, l_idx, wc, wl, cand_is_left, rank = prep
     t, ks, nks = _items(tasks)
-    return K.run_tasks(
+    return imbea_kernel.run_tasks(
         c_off,
         c_idx,
         l_off,
@@ -172,7 +157,7 @@ def enumerate_with_progress(prep, tasks, costs: np.ndarray,
         run.update(done, base, count, cost_started=float(acc[end - 1]))
         c, f, n, *_ = enumerate_tasks(prep, tuple(x[done:end] for x in tasks))
         count += int(c)
-        fp = (fp + int(f)) & MASK64
+        fp = add_fingerprint(fp, f)
         nodes += int(n)
         done = end
         run.update(done, float(acc[done - 1]), count)
@@ -184,9 +169,8 @@ def enumerate_with_progress(prep, tasks, costs: np.ndarray,
 
 
 def _resolve(graph: CSRGraph, side: str) -> str:
-    if side not in SIDES:
-        raise ValueError(f"side must be one of {SIDES}, got {side!r}")
-    return choose_side(graph) if side == "auto" else side
+    """``left`` or ``right``: the CSR side ``side`` (mbebench.side) puts the candidates on."""
+    return "left" if candidates_on_left(graph, side) else "right"
 
 
 def warm_up() -> float:
@@ -201,7 +185,7 @@ def warm_up() -> float:
 
 
 def bicliques(
-    graph: CSRGraph, side: str = SIDES[0], shard: str = SH.WHOLE
+    graph: CSRGraph, side: str = DEFAULT_SIDE, shard: str = sharding.WHOLE
 ) -> set[tuple[frozenset[int], frozenset[int]]]:
     """All maximal bicliques (of one shard) as (left ids, right ids) frozensets (for tests)."""
     side = _resolve(graph, side)
@@ -218,13 +202,13 @@ def bicliques(
     return out
 
 
-def run(graph: CSRGraph, side: str = SIDES[0], shard: str = SH.WHOLE) -> EngineResult:
+def run(graph: CSRGraph, side: str = DEFAULT_SIDE, shard: str = sharding.WHOLE) -> EngineResult:
     """Count and fingerprint the maximal bicliques of ``graph``, candidates from ``side``
     (``baselines.imbea_spec``: auto, left or right); ``shard`` "i/n": only the first-level
     tasks (and pieces of heavy ones, :func:`pieces`) of shard i of n (:mod:`mbebench.shard`).  JIT compile (or cache load) first,
     timed apart as ``compile_seconds``."""
     side = _resolve(graph, side)
-    SH.parse(shard)  # a bad shard fails before the compile
+    sharding.parse(shard)  # a bad shard fails before the compile
     compile_s = warm_up()
     t0 = time.perf_counter()
     prep, tasks = prepare(graph, side)

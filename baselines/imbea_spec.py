@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from mbebench.spec import SHARD, EngineSpec, Param
+from mbebench.side import side_param
+from mbebench.spec import SHARD, EngineSpec
 
-# candidate side: auto (the cheaper first level, see imbea.choose_side), left or right
-SIDES: tuple[str, ...] = ("auto", "left", "right")
+DEFAULT_SIDE = "auto"
 
 SPEC = EngineSpec(
     name="imbea",
@@ -14,8 +14,7 @@ SPEC = EngineSpec(
     doc="Serial iMBEA (Zhang et al. 2014) in Numba; one CPU.",
     cpus=1,
     params=(
-        Param("side", str, SIDES[0], choices=SIDES,
-              doc="CSR side the candidates come from: auto, left or right."),
+        side_param(DEFAULT_SIDE),
         SHARD,
     ),
 )

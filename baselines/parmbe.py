@@ -46,15 +46,15 @@ from baselines.parmbe_plan import (  # noqa: F401 (public names of the engine)
     warm_up,
 )
 from baselines.parmbe_pool import (  # noqa: F401
-    MASK64,
     START_METHOD,
     TERMINATE_GRACE_S,
     ParMBEPool,
     start_server,
 )
-from baselines.parmbe_spec import SIDES
+from baselines.parmbe_spec import DEFAULT_SIDE
 from mbebench.csr import CSRGraph, write_csr
 from mbebench.engine import EngineResult
+from mbebench.fingerprint_sum import add as add_fingerprint
 from mbebench import progress
 from mbebench.shard import WHOLE as SHARD_WHOLE
 from mbebench.shard import parse as parse_shard
@@ -96,7 +96,7 @@ def run(
     processes: int | None = None,
     split_threshold: int = DEFAULT_SPLIT_THRESHOLD,
     max_split: int = DEFAULT_MAX_SPLIT,
-    side: str = SIDES[0],
+    side: str = DEFAULT_SIDE,
     pool: ParMBEPool | None = None,
     tasks_per_process: int = TASKS_PER_PROCESS,
     shard: str = SHARD_WHOLE,
@@ -186,7 +186,7 @@ def run_serial(
     processes: int = 2,
     split_threshold: int = DEFAULT_SPLIT_THRESHOLD,
     max_split: int = DEFAULT_MAX_SPLIT,
-    side: str = SIDES[0],
+    side: str = DEFAULT_SIDE,
     tasks_per_process: int = TASKS_PER_PROCESS,
     shard: str = SHARD_WHOLE,
 ) -> EngineResult:
@@ -205,7 +205,7 @@ def run_serial(
     for i in range(plan.n_tasks):
         c, f = prep.run(*plan.task(i))
         count += c
-        fp = (fp + f) & MASK64
+        fp = add_fingerprint(fp, f)
     algo = time.perf_counter() - t0
     return EngineResult(
         count=count,

@@ -20,9 +20,10 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from baselines.parmbe_spec import SIDES
-from mbebench import shard as SH
+from baselines.parmbe_spec import DEFAULT_SIDE
+from mbebench import shard as sharding
 from mbebench.csr import CSRGraph, from_edges
+from mbebench.side import candidates_on_left
 
 DEFAULT_SPLIT_THRESHOLD = 2048
 DEFAULT_MAX_SPLIT = 64
@@ -45,17 +46,9 @@ def _ro(a: np.ndarray, dtype) -> np.ndarray:
     return b
 
 
-def choose_side(graph: CSRGraph, side: str = SIDES[0]) -> bool:
-    """True if we split on the CSR's left side."""
-    if side == "left":
-        return True
-    if side == "right":
-        return False
-    if side == "larger":
-        return graph.n_left >= graph.n_right
-    if side == "smaller":
-        return graph.n_left <= graph.n_right
-    raise ValueError(f"side must be one of {', '.join(SIDES)}, not {side!r}")
+def choose_side(graph: CSRGraph, side: str = DEFAULT_SIDE) -> bool:
+    """True if we split on the CSR's left side (``side`` as in :mod:`mbebench.side`)."""
+    return candidates_on_left(graph, side)
 
 
 def oriented(graph: CSRGraph, u_is_left: bool):
@@ -124,7 +117,7 @@ def plan_tasks(
     max_split: int = DEFAULT_MAX_SPLIT,
     threads: ThreadPoolExecutor | None = None,
     tasks_per_process: int = TASKS_PER_PROCESS,
-    shard: str = SH.WHOLE,
+    shard: str = sharding.WHOLE,
 ) -> Plan:
     """Vertices with at least one neighbour, most expensive first, in tasks of
     about tau = total/(processes * tasks_per_process) estimated work.
@@ -138,9 +131,9 @@ def plan_tasks(
 
     ``shard`` "i/n" (n > 1): only shard i's items (:func:`_shard_plan`).
     """
-    from baselines import _parmbe_plan_kernel as PK
+    from baselines import _parmbe_plan_kernel as plan_kernel
 
-    _, sn = SH.parse(shard)
+    _, sn = sharding.parse(shard)
 
     est = prep.estimates(threads, processes)
     deg = np.diff(prep.uo)
@@ -178,12 +171,12 @@ def plan_tasks(
     if sn > 1:
         return _shard_plan(verts, cost, est, kk, shard, processes, max_split, tasks_per_process,
                            n_split, n_presplit)
-    tv, tk, tn, bounds = PK.build_tasks(verts, cost, kk, tau, MAX_CHUNK_VERTICES)
+    tv, tk, tn, bounds = plan_kernel.build_tasks(verts, cost, kk, tau, MAX_CHUNK_VERTICES)
     items = np.repeat(cost / kk, kk)
     vcost = np.zeros(deg.size, np.float64)
     vcost[verts] = cost
     return Plan(tv, tk, tn, bounds, n_split, n_presplit,
-                SH.stats(shard, items, np.arange(items.size)),
+                sharding.stats(shard, items, np.arange(items.size)),
                 _task_costs(tv, tn, vcost, bounds))
 
 
@@ -198,17 +191,17 @@ def _shard_plan(verts, cost, est, kk, shard, processes, max_split, tasks_per_pro
     (branches i = k mod K are the branches i = k + jK mod mK, j < m: still a
     partition, and only k = 0 reports the subproblem's top biclique), then the
     items are grouped into tasks as in the unsharded plan."""
-    from baselines import _parmbe_plan_kernel as PK
+    from baselines import _parmbe_plan_kernel as plan_kernel
 
-    si, sn = SH.parse(shard)
+    si, sn = sharding.parse(shard)
     kk = kk.astype(np.int64)
     tv = np.repeat(verts, kk)
     tn = np.repeat(kk, kk)
     tk = np.arange(tv.size) - np.repeat(np.cumsum(kk) - kk, kk)
     ic = np.repeat(cost / kk, kk)
     iest = np.repeat(est, kk)
-    picked = SH.select(ic, si, sn)
-    stats = SH.stats(shard, ic, picked)
+    picked = sharding.select(ic, si, sn)
+    stats = sharding.stats(shard, ic, picked)
     tv, tk, tn, ic, iest = tv[picked], tk[picked], tn[picked], ic[picked], iest[picked]
 
     tau = max(ic.sum() / (max(processes, 1) * max(tasks_per_process, 1)), 1.0)
@@ -221,7 +214,7 @@ def _shard_plan(verts, cost, est, kk, shard, processes, max_split, tasks_per_pro
                       np.repeat(tn * m, m), np.repeat(ic / m, m))
     order = np.argsort(-ic, kind="stable")  # most expensive first, as unsharded
     tv, tk, tn, ic = tv[order], tk[order], tn[order], ic[order]
-    bounds = PK.item_bounds(tn.astype(np.int32), ic, tau, MAX_CHUNK_VERTICES)
+    bounds = plan_kernel.item_bounds(tn.astype(np.int32), ic, tau, MAX_CHUNK_VERTICES)
     task_costs = (np.add.reduceat(ic, np.asarray(bounds[:-1], np.int64))
                   if len(bounds) > 1 else np.zeros(0))
     return Plan(tv.astype(np.int32), tk.astype(np.int32), tn.astype(np.int32), bounds,
@@ -240,19 +233,19 @@ class _Prepared:
 
     def scratch(self):
         if self._scratch is None:
-            from baselines import _parmbe_kernel as K
+            from baselines import _parmbe_kernel as search_kernel
 
-            self._scratch = K.new_scratch(self.uo, self.vo)
+            self._scratch = search_kernel.new_scratch(self.uo, self.vo)
         return self._scratch
 
     def estimates(self, threads: ThreadPoolExecutor | None = None, nthreads: int = 1) -> np.ndarray:
-        from baselines import _parmbe_plan_kernel as K
+        from baselines import _parmbe_plan_kernel as plan_kernel
 
         n = len(self.uo) - 1
         est = np.zeros(n, np.int64)
         args = (self.uo, self.ui, self.vo, self.vi, self.rank)
         if threads is None or nthreads <= 1 or self.uo[-1] < 16384:
-            K.tail_estimates(*args, 0, n, est)
+            plan_kernel.tail_estimates(*args, 0, n, est)
             return est
         # The work of a vertex grows with its edges: blocks of equal edge
         # counts, a few per thread (the kernel releases the GIL).
@@ -261,7 +254,7 @@ class _Prepared:
         cuts[0], cuts[-1] = 0, n
         cuts = np.maximum.accumulate(np.minimum(cuts, n))
         jobs = [
-            threads.submit(K.tail_estimates, *args, int(lo), int(hi), est)
+            threads.submit(plan_kernel.tail_estimates, *args, int(lo), int(hi), est)
             for lo, hi in zip(cuts[:-1], cuts[1:])
             if hi > lo
         ]
@@ -270,17 +263,18 @@ class _Prepared:
         return est
 
     def tail_sizes(self, verts: np.ndarray) -> np.ndarray:
-        from baselines import _parmbe_plan_kernel as K
+        from baselines import _parmbe_plan_kernel as plan_kernel
 
         cnt, _, touched, _ = self.scratch()
         verts = np.ascontiguousarray(verts, np.int32)
-        return K.tail_sizes(self.uo, self.ui, self.vo, self.vi, self.rank, verts, cnt, touched)
+        return plan_kernel.tail_sizes(self.uo, self.ui, self.vo, self.vi, self.rank, verts, cnt,
+                                      touched)
 
     def run(self, verts, ks, nks):
-        from baselines import _parmbe_kernel as K
+        from baselines import _parmbe_kernel as search_kernel
 
         cnt, slot, touched, buf = self.scratch()
-        c, fp = K.run_tasks(
+        c, fp = search_kernel.run_tasks(
             self.uo, self.ui, self.vo, self.vi, self.rank, verts, ks, nks,
             self.u_is_left, cnt, slot, touched, buf, None,
         )  # fmt: skip

@@ -42,6 +42,7 @@ import numpy as np
 from baselines.parmbe_plan import Plan, _Prepared, warm_up
 from mbebench.csr import read_csr
 from mbebench.engine import WorkerPool
+from mbebench.fingerprint_sum import add as add_fingerprint
 
 # Seconds terminate() waits for the pool to stop before it sends SIGKILL to the workers.
 TERMINATE_GRACE_S = 5.0
@@ -49,7 +50,6 @@ START_METHOD = "forkserver"
 # what the forkserver imports before it forks any worker (__main__: multiprocessing's default)
 PRELOAD = ("__main__", "baselines.parmbe_preload")
 READY_TIMEOUT_S = 600.0
-MASK64 = (1 << 64) - 1
 
 
 _W_GRAPHS: dict[tuple, _Prepared] = {}
@@ -121,7 +121,7 @@ def _work(key, plan_path):
         c, f = p.run(*plan.task(i))
         t1, c1 = time.perf_counter(), time.thread_time()
         count += c
-        fp = (fp + f) & MASK64
+        fp = add_fingerprint(fp, f)
         ntasks += 1
         busy += t1 - t0
         cpu += c1 - c0
@@ -309,7 +309,7 @@ class ParMBEPool(WorkerPool):
                     raise r
                 pid, c, f, n, b, cp, mx, first, last = r
                 count += c
-                fp = (fp + f) & MASK64
+                fp = add_fingerprint(fp, f)
                 busy[pid] = busy.get(pid, 0.0) + b
                 ntasks[pid] = ntasks.get(pid, 0) + n
                 cpu[pid] = cpu.get(pid, 0.0) + cp

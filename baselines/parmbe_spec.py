@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from mbebench.side import side_param
 from mbebench.spec import SHARD, EngineSpec, Param
 
-# side U the problem is split on: the smaller or larger side, or the CSR's left or right
-SIDES: tuple[str, ...] = ("smaller", "larger", "left", "right")
+# the side U the problem is split on, ParMBE's name for the candidate side
+DEFAULT_SIDE = "smaller"
 
 SPEC = EngineSpec(
     name="parmbe",
@@ -19,8 +20,7 @@ SPEC = EngineSpec(
               fit_cores=True,
               doc="Worker processes; counts above the machine's cores are dropped (the core "
                   "count if none fits)."),
-        Param("side", str, SIDES[0], choices=SIDES,
-              doc="Side the problem is split on: smaller, larger, left or right."),
+        side_param(DEFAULT_SIDE),
         SHARD,
     ),
 )

@@ -55,10 +55,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="0 = the largest cooperative grid that fits the memory")
     r.add_argument("--threads", type=int, default=d["threads"], help="CUDA threads per block")
     r.add_argument("--device-memory-gib", type=float, default=d["device_memory_gib"],
-                   help="use at most this much device memory (default: $CUMBE_DEVICE_MEMORY_GIB,"
+                   help="use at most this much device memory (default: $MBEBENCH_DEVICE_MEMORY_GIB,"
                         " else all that is free)")
     r.add_argument("--side", default=d["side"], choices=SIDES,
-                   help="the side to enumerate from (auto: the smaller one)")
+                   help="the side the candidates come from (auto: the larger sum of squared "
+                   "degrees, not the smaller side)")
     r.add_argument("--shard", default=d["shard"], metavar="I/N",
                    help="only shard I of N of the first-level tasks, balanced by estimated cost "
                         "(the N shards' counts and fingerprints sum to the whole run's; "

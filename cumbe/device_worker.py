@@ -16,12 +16,13 @@ import time
 import numpy as np
 
 from cumbe import launch
+from mbebench import envvars
 from mbebench import shard as sharding
 from mbebench.engine import EngineSkipped
 
 # Test hook: "<device id>:raise" (the worker's first shard raises a LaunchError) or
 # "<device id>:exit" (the worker process exits at once when it takes its first shard).
-FAULT_ENV = "CUMBE_TEST_DEVICE_FAULT"
+FAULT_ENV = "MBEBENCH_TEST_DEVICE_FAULT"
 
 
 def _tiny():
@@ -37,7 +38,7 @@ def _set_pdeathsig() -> None:
 
 
 def _fault(dev: int) -> str | None:
-    spec = os.environ.get(FAULT_ENV, "")
+    spec = envvars.get(FAULT_ENV, "")
     if ":" in spec:
         d, mode = spec.split(":", 1)
         if d.strip() == str(dev):

@@ -43,7 +43,7 @@ task; splitting a heavy task's second-level children would need a kernel entry f
 them).  ``stats["max_task_cost_share"]`` (estimated) and the per-device busy times show
 it; the queue takes the largest shards first so that such a task starts at once.
 
-In numba's CUDA simulator there is one fake device; ``CUMBE_SIM_DEVICES=N`` gives N,
+In numba's CUDA simulator there is one fake device; ``MBEBENCH_SIM_DEVICES=N`` gives N,
 whose workers run the simulator and only record their id (tests).
 """
 
@@ -64,12 +64,13 @@ import numpy as np
 from cumbe import launch
 from cumbe.device_worker import worker
 from cumbe.spec import SHARDS_PER_DEVICE, RunOptions, parse_devices, run_options
+from mbebench import envvars
 from mbebench import shard as sharding
 from mbebench.engine import EngineResult, EngineSkipped, WorkerPool
+from mbebench.fingerprint_sum import add as add_fingerprint
 
-SIM_DEVICES_ENV = "CUMBE_SIM_DEVICES"
+SIM_DEVICES_ENV = "MBEBENCH_SIM_DEVICES"
 START_METHOD = "spawn"
-MASK64 = (1 << 64) - 1
 POLL_S = 0.2
 STOP_GRACE_S = 10.0
 TIME_NOTE = (
@@ -89,9 +90,9 @@ def _sim() -> bool:
 
 def available(sim: bool | None = None) -> int:
     """Devices a pool can use: the CUDA devices this process sees (no context is made),
-    or in the simulator ``$CUMBE_SIM_DEVICES`` (default 1)."""
+    or in the simulator ``$MBEBENCH_SIM_DEVICES`` (default 1)."""
     if _sim() if sim is None else sim:
-        return max(1, int(os.environ.get(SIM_DEVICES_ENV, "1") or 1))
+        return max(1, int(envvars.get(SIM_DEVICES_ENV, "1") or 1))
     from numba import cuda
 
     if not cuda.is_available():
@@ -343,7 +344,7 @@ class DevicePool(WorkerPool):
                 elif kind == "done":
                     _, s, c, f, t1, t2, info = msg
                     count += c
-                    fp = (fp + f) & MASK64
+                    fp = add_fingerprint(fp, f)
                     done[s] = {"device": d, "count": c, "start": t1, "end": t2, **info}
                     t_end = time.perf_counter()
                     dispatch(d)

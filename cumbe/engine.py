@@ -52,7 +52,7 @@ def run(
     ``threads``: CUDA threads per block (a multiple of 32, at most 512); ``blocks``: 0 =
     the largest cooperative grid that fits the memory; ``instrument``: per-phase clocks;
     ``side``: which side the candidates come from; ``device_memory_gib``: use at most this
-    much device memory (default: the ``CUMBE_DEVICE_MEMORY_GIB`` environment variable, else
+    much device memory (default: the ``MBEBENCH_DEVICE_MEMORY_GIB`` environment variable, else
     all that is free); ``shard`` "i/n": only shard i of n of the first-level tasks
     (:func:`cumbe.prepare.shard_of`; the kernel gets the shorter task list).
     ``devices`` ("all", a count, or device ids; :func:`cumbe.spec.parse_devices`): run on
@@ -72,7 +72,7 @@ def run(
                        instrument=instrument, side=side, device_memory_gib=device_memory_gib,
                        eager_steal=eager_steal, warp_arena_words=warp_arena_words,
                        idle_fraction=idle_fraction, compact_layout=compact_layout, shard=shard)
-    run_progress.interval_s()  # a bad CUMBE_PROGRESS_S fails before the preparation
+    run_progress.interval_s()  # a bad MBEBENCH_CUMBE_PROGRESS_S fails before the preparation
     if parse_devices(devices) is not None:
         from cumbe import devices as several
 

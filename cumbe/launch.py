@@ -15,6 +15,8 @@ import math
 import os
 import time
 
+from mbebench import envvars
+
 # Errors after which the CUDA context is unusable until the process exits
 # (CUDA driver API docs); the runner gives every engine run its own process.
 STICKY = (
@@ -30,7 +32,7 @@ _CUDA_ERROR_NAMES = frozenset({
 })
 # Test-only: launch the requested grid even past the cooperative limit, so that
 # benchmarks/gpu/faults.py can make a real impossible launch reach the driver.
-UNCLAMPED_ENV = "CUMBE_TEST_UNCLAMPED_GRID"
+UNCLAMPED_ENV = "MBEBENCH_TEST_UNCLAMPED_GRID"
 # the last memory check of this run, for the message when an allocation fails anyway
 _checked = contextvars.ContextVar("cumbe_memory_checked", default=None)
 
@@ -93,7 +95,7 @@ def grid_blocks(requested: int, max_blocks: int, threads: int, device: str) -> i
     clamped (the engine reports that in its stats)."""
     if max_blocks < 1:
         raise LaunchError(f"cuMBE kernel cannot run {threads} threads per block on {device}")
-    if requested > 0 and os.environ.get(UNCLAMPED_ENV) == "1":
+    if requested > 0 and envvars.get(UNCLAMPED_ENV) == "1":
         return requested
     return max_blocks if requested <= 0 else min(requested, max_blocks)
 

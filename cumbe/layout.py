@@ -46,6 +46,7 @@ import types
 import numba
 import numpy as np
 
+from mbebench import envvars
 from mbebench.jitcache import keyed
 
 # per-level fields of the level table (int32 words; F_SUM is a 64-bit word pair)
@@ -71,9 +72,9 @@ CB_CAP = 8192
 # Tests only: a smaller cap in numba's CUDA simulator, so that the unbuffered path runs on
 # graphs small enough for the oracle (tests/test_cumbe_unbuffered_check.py).  Read once,
 # at import, by host and kernel alike; ignored on a GPU, whose builds stay as they are.
-CB_CAP_ENV = "CUMBE_TEST_CB_CAP"
-if os.environ.get(CB_CAP_ENV) and os.environ.get("NUMBA_ENABLE_CUDASIM", "0") not in ("", "0"):
-    CB_CAP = int(os.environ[CB_CAP_ENV])
+CB_CAP_ENV = "MBEBENCH_TEST_CB_CAP"
+if envvars.get(CB_CAP_ENV) and os.environ.get("NUMBA_ENABLE_CUDASIM", "0") not in ("", "0"):
+    CB_CAP = int(envvars.get(CB_CAP_ENV))
 # The kernel keeps a task's field offsets and sizes in 32-bit shared memory: a task may
 # need at most this many arena words (a 2-hop neighbourhood of about 2e8 wedges).
 MAX_NEED = 2**31 - 1

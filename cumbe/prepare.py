@@ -30,28 +30,17 @@ import numba
 import numpy as np
 
 from mbebench import atomic
+from mbebench import envvars
 from mbebench import shard as sharding
 from mbebench.csr import CSRGraph
 from mbebench.jitcache import keyed, sources_digest
 from mbebench.order import candidate_order
-
-SIDES = ("auto", "smaller", "left", "right")
-
+from mbebench.side import candidates_on_left
 
 def choose_side(graph: CSRGraph, side: str) -> bool:
-    """True when the candidates (P, Q, R) come from the CSR's left side."""
-    if side == "auto":
-        # the side with the larger sum of squared degrees: the other side's lists,
-        # which every L' construction and maximality check reads, are then the short
-        # ones (matched the faster side on every mirror dataset, docs/gpu.md)
-        dl = np.diff(np.asarray(graph.left_offsets)).astype(np.float64)
-        dr = np.diff(np.asarray(graph.right_offsets)).astype(np.float64)
-        return float(np.dot(dl, dl)) >= float(np.dot(dr, dr))
-    if side == "smaller":  # the paper's rule
-        return graph.n_left <= graph.n_right
-    if side in ("left", "right"):
-        return side == "left"
-    raise ValueError(f"side must be one of {', '.join(SIDES)}, not {side!r}")
+    """True when the candidates (P, Q, R) come from the CSR's left side (``side`` as in
+    :mod:`mbebench.side`; ``auto`` matched the faster side on every mirror dataset)."""
+    return candidates_on_left(graph, side)
 
 
 @keyed
@@ -271,7 +260,7 @@ def shard_of(prep: Prepared, shard: str) -> tuple[Prepared, dict]:
 # ------------------------------------------------------------------ cache beside the CSR
 
 CACHE_DIR = ".cumbe-prep"  # beside the CSR file; hidden, so no "*.csr" pattern matches it
-CACHE_ENV = "CUMBE_PREP_CACHE"  # "0": never read or write the cache
+CACHE_ENV = "MBEBENCH_PREP_CACHE"  # "0": never read or write the cache
 CACHE_FORMAT = 1
 _ARRAYS = ("offU", "adjU", "offV", "adjV", "orig", "tasks", "task_deg", "task_wedges",
            "n_higher", "task_dv", "task_k", "task_nk", "needs")
@@ -301,9 +290,9 @@ def cache_path(graph: CSRGraph, cand_left: bool, rs: bool) -> Path:
 def prepare_cached(graph: CSRGraph, side: str = "auto", rs: bool = True) -> Prepared:
     """:func:`prepare` with the plain-layout needs, read from the cache beside the graph's
     CSR file when it holds this graph's preparation, else computed and stored there (a
-    graph without a file, ``CUMBE_PREP_CACHE=0`` or a folder that cannot be written: no
+    graph without a file, ``MBEBENCH_PREP_CACHE=0`` or a folder that cannot be written: no
     cache)."""
-    if (not graph.path or os.environ.get(CACHE_ENV, "1").strip() == "0"
+    if (not graph.path or (envvars.get(CACHE_ENV) or "1").strip() == "0"
             or not Path(graph.path).is_file()):  # (a graph in memory that names a file)
         return prepare(graph, side, rs)
     cand_left = choose_side(graph, side)

@@ -35,9 +35,10 @@ import sys
 import threading
 import time
 
-from mbebench import progress as MP
+from mbebench import progress as mbe_progress
+from mbebench import envvars
 
-ENV = "CUMBE_PROGRESS_S"
+ENV = "MBEBENCH_CUMBE_PROGRESS_S"
 # The kernel's end: a thread of its own blocks in the end event's synchronize, so the host
 # sees the end at once (the multi-GPU queue pays any delay for every shard).  Polling the
 # event from the waiting thread instead (cuEventQuery every 1-2 ms) slowed the short kernels
@@ -51,11 +52,11 @@ NPROG = 3
 
 
 def interval_s() -> float:
-    """Seconds between two progress lines: ``CUMBE_PROGRESS_S`` (cuMBE's own, > 0) if set,
+    """Seconds between two progress lines: ``MBEBENCH_CUMBE_PROGRESS_S`` (cuMBE's own, > 0) if set,
     else every engine's ``MBEBENCH_PROGRESS_S`` (default 10; 0: no lines)."""
-    text = os.environ.get(ENV, "").strip()
+    text = (envvars.get(ENV) or "").strip()
     if not text:
-        return MP.interval()
+        return mbe_progress.interval()
     try:
         value = float(text)
     except ValueError:
@@ -67,7 +68,9 @@ def interval_s() -> float:
 
 def run_label(graph_label: str) -> str:
     """The runner's label of the run (``MBEBENCH_PROGRESS_LABEL``), else the graph's."""
-    return MP.label() if os.environ.get(MP.LABEL_ENV, "").strip() else graph_label
+    if os.environ.get(mbe_progress.LABEL_ENV, "").strip():
+        return mbe_progress.label()
+    return graph_label
 
 
 CTL_FIXED, C_TASK = 2, 0  # as cumbe.kernel.consts
@@ -140,13 +143,13 @@ class Progress:
         self.t0 = clock()
         self.costs = stealing.cum[1:] - stealing.cum[:-1] if (
             stealing is not None and stealing.cum is not None) else None
-        self.eta = MP.Eta(self.costs)
+        self.eta = mbe_progress.Eta(self.costs)
         self.last = (0.0, 0)  # (elapsed, bicliques) at the last line: the recent rate
 
     def start(self) -> None:
         """The kernel is being launched: elapsed time and the first line count from here."""
         self.t0 = self.clock()
-        self.eta = MP.Eta(self.costs)
+        self.eta = mbe_progress.Eta(self.costs)
         self.last = (0.0, 0)
 
     def read(self) -> tuple[int, int, int]:
@@ -171,8 +174,8 @@ class Progress:
         recent = (bicliques - b_last) / (elapsed - t_last) if elapsed > t_last else 0.0
         self.last = (elapsed, bicliques)
         if tasks < self.n_tasks:
-            return MP.work_text(tasks, self.n_tasks, cost, self.total_cost, bicliques, rate,
-                                MP.eta_text(self.eta.estimate()))
+            return mbe_progress.work_text(tasks, self.n_tasks, cost, self.total_cost, bicliques,
+                                          rate, mbe_progress.eta_text(self.eta.estimate()))
         # every first-level task is done: stolen work of unknown size is left
         head = f"tasks {tasks}/{self.n_tasks} (cost 100.0%), stolen work"
         left = "ETA ? s"
@@ -182,18 +185,18 @@ class Progress:
             left += f" (left: >= {steal['queued']} queued subtrees + {steal['busy']} running)"
         else:
             left += " (stolen work left)"
-        return (f"{head}; {bicliques} bicliques, {MP._num(rate)}/s "
-                f"(last {elapsed - t_last:.0f} s: {MP._num(recent)}/s), {left}")
+        return (f"{head}; {bicliques} bicliques, {mbe_progress._num(rate)}/s "
+                f"(last {elapsed - t_last:.0f} s: {mbe_progress._num(recent)}/s), {left}")
 
     def line(self, elapsed: float) -> str:
-        run = MP.current()
+        run = mbe_progress.current()
         if run is not None:  # the runner's repeat: its label, repeat and start
-            head = MP.header("cumbe", run.label, run.repeat, self.shard or run.shard,
+            head = mbe_progress.header("cumbe", run.label, run.repeat, self.shard or run.shard,
                              self.wall(), elapsed + (self.t0 - run.t0))
         else:
             # a device worker's process: the runner's repeat comes through the environment
-            head = MP.header("cumbe", self.label, MP.repeat_now(), self.shard, self.wall(),
-                             elapsed)
+            head = mbe_progress.header("cumbe", self.label, mbe_progress.repeat_now(), self.shard,
+                                       self.wall(), elapsed)
         return f"{head} | {self.body(elapsed)}"
 
     def wait(self, event, context=None) -> None:
@@ -222,7 +225,7 @@ class Progress:
         threading.Thread(target=sync, name="cumbe-kernel-end", daemon=True).start()
         due = self.t0 + self.interval if self.interval > 0 else float("inf")
         nap = FIRST_POLL_S
-        run = MP.current()
+        run = mbe_progress.current()
         if run is not None:
             run.held += 1
         try:

@@ -14,12 +14,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from mbebench import envvars
+from mbebench.side import SIDES, side_param
 from mbebench.spec import SHARD, EngineSpec, Param
 
 from cumbe.variants import ABLATIONS, VARIANTS
 
-# candidate side: auto (larger sum of squared degrees), smaller (the paper's rule), left, right
-SIDES: tuple[str, ...] = ("auto", "smaller", "left", "right")
 WARP = 32
 # ``devices``: shards per device of a run on several GPUs, halving in size (cumbe.devices):
 # 4 launches a device, the last two an eighth of its work each
@@ -117,12 +117,10 @@ SPEC = EngineSpec(
               doc="Instrumented build (per-warp busy time and per-phase clocks for the "
                   "plots): it runs once, counts for agreement, and its times are not "
                   "cuMBE's times."),
-        Param("side", str, "auto", choices=SIDES,
-              doc="Candidate side: auto (larger sum of squared degrees), smaller (the "
-                  "paper's rule), left or right."),
+        side_param("auto"),
         Param("device_memory_gib", float, None, minimum=0.01, nullable=True,
               doc="Cap on the device memory the run may use, in GiB (e.g. 24 for an RTX "
-                  "3090's share on a larger card); null = no cap (the CUMBE_DEVICE_MEMORY_GIB "
+                  "3090's share on a larger card); null = no cap (the MBEBENCH_DEVICE_MEMORY_GIB "
                   "environment variable may set one); the grid shrinks to fit it."),
         SHARD,
         Param("devices", (int, str), None, nullable=True, minimum=1, pattern=DEVICES_PATTERN,
@@ -141,7 +139,7 @@ SPEC = EngineSpec(
 
 # A cap on the device memory a run may use (GiB), e.g. 24 to stand for an RTX 3090 on a
 # larger card; the ``device_memory_gib`` parameter takes precedence.
-MEMORY_CAP_ENV = "CUMBE_DEVICE_MEMORY_GIB"
+MEMORY_CAP_ENV = "MBEBENCH_DEVICE_MEMORY_GIB"
 
 
 @dataclass(frozen=True)
@@ -161,7 +159,7 @@ class RunOptions:
     idle_fraction: float = 0.0
     compact_layout: bool | None = None
     shard: str = SHARD.default
-    memory_cap: int | None = None  # bytes: device_memory_gib, else $CUMBE_DEVICE_MEMORY_GIB
+    memory_cap: int | None = None  # bytes: device_memory_gib, else $MBEBENCH_DEVICE_MEMORY_GIB
 
     @property
     def switches(self) -> tuple[bool, bool, bool]:
@@ -202,10 +200,10 @@ def _limits(name: str, value: Any) -> Any:
 
 
 def memory_cap_bytes(device_memory_gib: float | None) -> int | None:
-    """The run's device memory cap in bytes: the parameter, else $CUMBE_DEVICE_MEMORY_GIB,
+    """The run's device memory cap in bytes: the parameter, else $MBEBENCH_DEVICE_MEMORY_GIB,
     else None (all that is free)."""
     if device_memory_gib is None:
-        env = os.environ.get(MEMORY_CAP_ENV, "").strip()
+        env = (envvars.get(MEMORY_CAP_ENV) or "").strip()
         if not env:
             return None
         try:

@@ -60,12 +60,12 @@ EXPECTED_ERRORS = frozenset({
 
 
 def _cmd_download(a) -> None:
-    from mbebench import ingest
+    from mbebench import dataset_status
     from mbebench.download import fetch, kept_archive
 
     _clean_exit_on_signals(a.dataset)
     with _recording(a, "download", a.receipt if a.record_unavailable else None,
-                    ingest.DOWNLOAD_ERRORS):
+                    dataset_status.DOWNLOAD_ERRORS):
         try:
             info = fetch(
                 a.url,
@@ -79,7 +79,8 @@ def _cmd_download(a) -> None:
             )
         except Exception as e:
             kept = kept_archive(Path(a.out), a.sha256 or None) if a.receipt else None
-            if kept is None or not ingest.is_dataset_error(e, ingest.DOWNLOAD_ERRORS):
+            if kept is None or not dataset_status.is_dataset_error(
+                    e, dataset_status.DOWNLOAD_ERRORS):
                 raise
             # fetch never replaces a good archive with a failed one: keep using it
             note = (f"{' '.join(str(e).split())}; kept the archive downloaded before "
@@ -87,25 +88,25 @@ def _cmd_download(a) -> None:
             print(f"warning: {note}", file=sys.stderr)
             info = {"url": a.url, **kept, "kept": True, "note": note}
         if a.receipt:
-            ingest.write_receipt(a.receipt, info, dataset=a.dataset, retry=a.retry)
+            dataset_status.write_receipt(a.receipt, info, dataset=a.dataset, retry=a.retry)
 
 
 def _cmd_convert(a) -> None:
-    from mbebench import ingest
+    from mbebench import dataset_status
     from mbebench.convert import convert
 
     _clean_exit_on_signals(a.dataset)
     if a.receipt:  # the download's outcome: an unavailable archive makes an unavailable graph
-        reason = ingest.unavailable_reason(a.receipt)
+        reason = dataset_status.unavailable_reason(a.receipt)
         if reason is not None:
             print(f"error: {reason}", file=sys.stderr)
             if not a.record_unavailable:
                 raise SystemExit(1)
-            ingest.write_unavailable(a.out_meta, dataset=a.dataset, step="download",
-                                     reason=reason, retry=a.retry)
+            dataset_status.write_unavailable(a.out_meta, dataset=a.dataset, step="download",
+                                             reason=reason, retry=a.retry)
             return
     with _recording(a, "convert", a.out_meta if a.record_unavailable else None,
-                    ingest.CONVERT_ERRORS):
+                    dataset_status.CONVERT_ERRORS):
         convert(
             a.dataset,
             out_csr=Path(a.out_csr),
@@ -115,7 +116,7 @@ def _cmd_convert(a) -> None:
             sha256=a.sha256 or None,
             allow_non_bipartite=a.allow_non_bipartite,
             retry=a.retry,
-            archive_sha256=ingest.archive_sha256(a.receipt) if a.receipt else None,
+            archive_sha256=dataset_status.archive_sha256(a.receipt) if a.receipt else None,
             **_given(max_member_bytes=_bytes(a.max_member_gib)),
         )
 
@@ -123,19 +124,19 @@ def _cmd_convert(a) -> None:
 @contextlib.contextmanager
 def _recording(a, step: str, status_file: str | None, errors):
     """With a status file, a failure about the dataset (one of ``errors``) is recorded in
-    it as 'unavailable' and the command succeeds (mbebench.ingest); the log keeps the
+    it as 'unavailable' and the command succeeds (mbebench.dataset_status); the log keeps the
     one-line error.  Without one, or for any other exception, the command fails."""
-    from mbebench import ingest
+    from mbebench import dataset_status
 
     try:
         yield
     except Exception as e:
-        if not status_file or not ingest.is_dataset_error(e, errors):
+        if not status_file or not dataset_status.is_dataset_error(e, errors):
             raise
         reason = " ".join(str(e).split()) or type(e).__name__
         print(f"error: {reason}", file=sys.stderr)
-        ingest.write_unavailable(status_file, dataset=a.dataset, step=step, reason=reason,
-                                 retry=a.retry)
+        dataset_status.write_unavailable(status_file, dataset=a.dataset, step=step,
+                                         reason=reason, retry=a.retry)
 
 
 def _given(**kw) -> dict:
@@ -148,7 +149,7 @@ def _bytes(gib: float | None) -> int | None:
 
 
 def _cmd_run(a) -> None:
-    from mbebench import atomic, ingest, plan, resume, runner
+    from mbebench import atomic, dataset_status, plan, resume, runner
     from mbebench.csr import identity
 
     if a.job:
@@ -164,7 +165,7 @@ def _cmd_run(a) -> None:
     if a.shards is not None:
         _run_shards(a, job, what)
         return
-    reason = ingest.unavailable_reason(a.meta) if a.meta else None
+    reason = dataset_status.unavailable_reason(a.meta) if a.meta else None
     if reason is not None:  # nothing to run: the row says why, the tables list it
         row = runner.unavailable_row(reason=reason, **what)
         atomic.write_json(a.out, row)
@@ -200,14 +201,14 @@ def _run_shards(a, job: dict, what: dict) -> None:
     then the receipt ``--out`` (mbebench.gather).  A shard whose row is there already,
     finished for this very run, is not run again: a job killed half way redoes only
     its unfinished shards."""
-    from mbebench import atomic, gather, ingest, runner
+    from mbebench import atomic, dataset_status, gather, runner
     from mbebench.csr import identity
 
     n, folder = a.of, Path(a.out).parent
     bad = [i for i in a.shards if not 0 <= i < n]
     if n < 1 or bad:
         raise SystemExit(f"{a.dataset} {a.run_id}: shards {bad} not in 0..{n - 1}")
-    reason = ingest.unavailable_reason(a.meta) if a.meta else None
+    reason = dataset_status.unavailable_reason(a.meta) if a.meta else None
     # which graph the rows are of: a shard of another graph is not a finished shard
     csr_id = None if reason is not None else identity(a.graph)
     want = {i: {**what, "params": {**what["params"], "shard": f"{i}/{n}"}, "csr": csr_id}
@@ -278,10 +279,10 @@ def _cmd_export(a) -> None:
 
 def _statuses(a) -> tuple[dict, dict]:
     """(sizes, unavailable datasets and why) from the convert step's meta files."""
-    from mbebench import ingest
+    from mbebench import dataset_status
 
     metas = a.meta or []
-    return ingest.graph_sizes(metas), ingest.unavailable_datasets(metas)
+    return dataset_status.graph_sizes(metas), dataset_status.unavailable_datasets(metas)
 
 
 def _cmd_tables(a) -> None:

@@ -15,7 +15,6 @@ targets stop short of that rule (the ``onsuccess`` handler's exit status).
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import sys
@@ -25,9 +24,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mbebench import ingest
+from mbebench import dataset_status, paths
+from mbebench.oneline import one_line
+from mbebench.row_schema import STATUSES, read_row_file
 
-STATUSES = ("ok", "error", "timeout", "skipped", "unavailable")
 OUTCOMES = ("error", "timeout", "mismatch", "unavailable", "skipped")
 FAIL_ON = ("error", "timeout", "mismatch", "unavailable")
 MISMATCH = "mismatch"
@@ -55,20 +55,16 @@ class Closing:
 
 def read_rows(paths: Iterable[str | os.PathLike]) -> tuple[list[dict], list[str]]:
     """The rows of the files that exist (the run may have stopped before the others), and a
-    line for each file that cannot be read (it never stands for a result)."""
+    line for each file that cannot be read or is not a result row (it never stands for a
+    result)."""
     rows, bad = [], []
     for p in paths:
         try:
-            obj = json.loads(Path(p).read_text())
+            rows.append(read_row_file(p))
         except FileNotFoundError:
             continue
-        except (OSError, UnicodeDecodeError, ValueError) as e:
-            bad.append(f"{p}: unreadable result row ({' '.join(str(e).split())})")
-            continue
-        if isinstance(obj, dict) and {"dataset", "engine", "status"} <= obj.keys():
-            rows.append(obj)
-        else:
-            bad.append(f"{p}: not a result row")
+        except ValueError as e:
+            bad.append(str(e))
     return rows, bad
 
 
@@ -76,10 +72,6 @@ def _mismatches(rows: list[dict]) -> dict[str, str]:
     from mbebench.report.agreement import mismatches
 
     return mismatches(rows)
-
-
-def _one_line(text: Any) -> str:
-    return " ".join(str(text or "").split())
 
 
 def _label(row: Mapping) -> str:
@@ -98,7 +90,7 @@ def summarize(row_paths: Sequence[str | os.PathLike], meta_paths: Iterable[str |
     each part of the config the plan left out (:func:`mbebench.plan.dropped_runs`)."""
     fail_on = set(fail_on)
     rows, bad = read_rows(row_paths)
-    unav = ingest.unavailable_datasets(meta_paths)
+    unav = dataset_status.unavailable_datasets(meta_paths)
     mism = _mismatches(rows)
     out = Closing()
 
@@ -115,26 +107,26 @@ def summarize(row_paths: Sequence[str | os.PathLike], meta_paths: Iterable[str |
         for engine, c in per_engine.items():
             out.lines.append("  " + engine.ljust(width) + "".join(f"{c[k]:>13}" for k in COLUMNS))
 
-    skipped = Counter((r["engine"], _one_line(r.get("message")) or "skipped")
+    skipped = Counter((r["engine"], one_line(r.get("message")) or "skipped")
                       for r in rows if r["status"] == "skipped")
     for (engine, why), n in skipped.items():
         hint = (f" (set engines.{engine}.simulate: true for the CUDA simulator, or "
                 f"require_gpu: true to fail instead)" if "CUDA" in why else "")
         out.lines.append(f"skipped: {n} {engine} run(s): {why}{hint}")
-    out.lines += [_one_line(line) for line in dropped]
+    out.lines += [one_line(line) for line in dropped]
     for ds, text in mism.items():
         out.lines.append(f"MISMATCH {ds}: {text}")
     for r in rows:
         if r["status"] in ("error", "timeout"):
             out.lines.append(f"{r['status'].upper()} {r['dataset']} {_label(r)}: "
-                             f"{_one_line(r.get('message')) or r['status']}")
+                             f"{one_line(r.get('message')) or r['status']}")
     out.lines += [f"UNREADABLE {line}" for line in bad]
     unav_rows = Counter(r["dataset"] for r in rows if r["status"] == "unavailable")
     if unav_rows:
         out.lines.append(f"{len(unav_rows)} dataset(s) unavailable, left out of the tables "
                          "(results/tables/summary.md lists them; the next run tries them again):")
         for ds in unav_rows:
-            why = unav.get(ds) or next((_one_line(r.get("message")) for r in rows
+            why = unav.get(ds) or next((one_line(r.get("message")) for r in rows
                                         if r["dataset"] == ds and r.get("message")), "")
             out.lines.append(f"  {ds}: {why}")
 
@@ -220,7 +212,7 @@ def _missing(row_paths: Iterable[str | os.PathLike], started_at: float | None) -
 
 MAX_REASONS = 10
 # The logs of the steps after the runs (a failed one stops the run before its output)
-STEP_LOGS = ("logs/tables.log", "logs/plots.log", "logs/closing.log")
+STEP_LOGS = tuple(paths.step_log(step) for step in ("tables", "plots", "closing"))
 
 
 def _tail_lines(path: Path, size: int = 65536) -> list[str]:
@@ -248,9 +240,9 @@ def job_reason(logs: Iterable[Path], started_at: float | None = None) -> tuple[P
         lines = _tail_lines(log)
         errors = [ln for ln in lines if ln.startswith("error:")]
         if errors:
-            return log, _one_line(errors[-1])
+            return log, one_line(errors[-1])
         if lines and not found[1]:
-            found = (log, _one_line(lines[-1]))
+            found = (log, one_line(lines[-1]))
     return found
 
 
@@ -269,8 +261,7 @@ def run_log(row_path: Path) -> Path:
     """``logs/runs/<dataset>/<run_id>.log`` of ``results/runs/<dataset>/<run_id>.json`` (the
     run_engine rule's log, relative to the same working directory)."""
     row_path = Path(row_path)
-    return (row_path.parent.parent.parent.parent / "logs" / "runs" / row_path.parent.name
-            / f"{row_path.stem}.log")
+    return row_path.parents[3] / paths.run_log(row_path.parent.name, row_path.stem)
 
 
 def run_logs(row_path: Path) -> list[Path]:
@@ -297,7 +288,7 @@ def verdict(rows: Sequence[Mapping], unavailable: Mapping[str, str],
         status = r.get("status")
         if status in ("error", "timeout", "skipped") and status in fail_on:
             counts[status] += 1
-            lines.append(f"{r['dataset']} {_label(r)}: {status}: {_one_line(r.get('message'))}")
+            lines.append(f"{r['dataset']} {_label(r)}: {status}: {one_line(r.get('message'))}")
     if "unavailable" in fail_on:
         seen = {r["dataset"] for r in rows if r.get("status") == "unavailable"} | set(unavailable)
         for ds in sorted(seen):

@@ -22,6 +22,7 @@ from mbebench import csr
 from mbebench.archive import DEFAULT_MAX_MEMBER_BYTES, ArchiveError, extract_edge_list
 from mbebench.atomic import remove_stale_temps, write_json
 from mbebench.konect import KonectMemoryError, KonectParseError, parse_edge_list
+from mbebench.oneline import error_line
 
 
 class ConvertError(ValueError):
@@ -57,10 +58,10 @@ def convert(
     """Convert one dataset; return the meta dict that was written to ``out_meta``.
 
     ``archive_sha256`` (the download receipt's) is kept in the meta: the pipeline converts
-    again when the receipt vouches for another archive (:func:`mbebench.ingest.converted`).
+    again when the receipt vouches for another archive (:func:`mbebench.dataset_status.converted`).
 
     The meta says ``"status": "ok"`` and keeps the pipeline's ``retry`` token
-    (:mod:`mbebench.ingest`; a failure is recorded there with status ``unavailable``).
+    (:mod:`mbebench.dataset_status`; a failure is recorded there with status ``unavailable``).
 
     ``source_sha256`` is the SHA-256 of the edge list file itself (the
     ``out.*`` member), so it identifies the graph whatever archive it came in;
@@ -120,10 +121,10 @@ def _naming(dataset: str, action: str):
         raise
     except MemoryError as e:
         raise ConvertMemoryError(
-            f"dataset {dataset!r}: out of memory while {action} ({_one_line(e)})"
+            f"dataset {dataset!r}: out of memory while {action} ({error_line(e)})"
         ) from None
     except OSError as e:
-        detail = e.strerror or _one_line(e)
+        detail = e.strerror or error_line(e)
         if e.filename and str(e.filename) not in action:
             detail += f" ({e.filename})"
         raise ConvertIOError(f"dataset {dataset!r}: {action} failed: {detail}") from None
@@ -137,10 +138,6 @@ def _with_download_hint(e: ArchiveError, archive: Path) -> ArchiveError:
         return e
     hint = f"; delete it and {sidecar.name} to download it again"
     return ArchiveError(f"{e}{hint}", reason=f"{e.reason}{hint}", truncated=e.truncated)
-
-
-def _one_line(e: BaseException) -> str:
-    return " ".join(str(e).split()) or type(e).__name__
 
 
 def _convert_file(

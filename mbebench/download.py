@@ -31,6 +31,7 @@ import urllib3.exceptions
 
 from mbebench.archive import DEFAULT_MAX_MEMBER_BYTES, ArchiveError, check_archive
 from mbebench.atomic import atomic_path, remove_stale_temps, write_text
+from mbebench.oneline import one_line
 
 CHUNK = 1 << 20
 PROGRESS_MIN_BYTES = 5 * 1024 * 1024
@@ -226,11 +227,7 @@ def _check_archive(path: Path, max_member_bytes: int) -> None:
 
 def _message(dataset: str, url: str, attempt: int, cause: Exception) -> str:
     tries = "1 attempt" if attempt == 1 else f"{attempt} attempts"
-    return f"dataset {dataset!r}: download of {url} failed after {tries}: {_one_line(str(cause))}"
-
-
-def _one_line(text: str) -> str:
-    return " ".join(text.split())[:300]
+    return f"dataset {dataset!r}: download of {url} failed after {tries}: {one_line(cause)[:300]}"
 
 
 def _scheme(url: str) -> str:
@@ -317,7 +314,7 @@ def _http(url, out, dataset, timeouts, progress, deadline: _Deadline) -> tuple[i
     except (requests.exceptions.ConnectionError, requests.exceptions.ChunkedEncodingError) as e:
         raise _Retryable(_network_cause(e)) from None
     except requests.exceptions.RequestException as e:
-        raise _Fatal(_one_line(str(e)) or type(e).__name__) from None
+        raise _Fatal(one_line(e)[:300] or type(e).__name__) from None
     if expected is not None and n != expected:
         raise _Retryable(f"truncated body: got {n} of {expected} bytes")
     return n, h.hexdigest()
@@ -364,7 +361,7 @@ def _network_cause(e: Exception) -> str:
     m = re.search(r"\[Errno -?\d+\] [^'\")]*", text)
     if m:
         return f"connection failed: {m.group(0).strip()}"
-    return _one_line(text) or type(e).__name__
+    return one_line(text)[:300] or type(e).__name__
 
 
 class _Progress:

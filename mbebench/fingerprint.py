@@ -32,7 +32,8 @@ from collections.abc import Iterable
 import numba
 import numpy as np
 
-MASK = (1 << 64) - 1
+from mbebench.fingerprint_sum import MASK64 as MASK
+from mbebench.fingerprint_sum import from_hex, to_hex  # noqa: F401  (re-exported)
 _M1 = 0xBF58476D1CE4E5B9
 _M2 = 0x94D049BB133111EB
 _K = 0x9E3779B97F4A7C15
@@ -118,12 +119,3 @@ def fingerprint_py(bicliques: Iterable[tuple[Iterable[int], Iterable[int]]]) -> 
     for left, right in bicliques:
         total = (total + biclique_hash_py(left, right)) & MASK
     return total
-
-
-def to_hex(fp: int) -> str:
-    """Canonical text form used in result rows (JSON has no uint64)."""
-    return f"0x{int(fp) & MASK:016x}"
-
-
-def from_hex(text: str) -> int:
-    return int(text, 16)

@@ -31,7 +31,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-MASK64 = (1 << 64) - 1
+from mbebench import paths
+from mbebench.fingerprint_sum import sum_hex
+from mbebench.row_schema import read_row_file, row_or_none
+
 WHOLE = "0/1"
 # What every shard of one run shares: any difference means the rows come from two run
 # plans (another config, graph or engine entry) and must not be added up.
@@ -49,11 +52,11 @@ class GatherError(RuntimeError):
 
 def shard_row(folder: str | Path, i: int, n: int) -> Path:
     """The row of shard i of n, in the run's shard folder (``results/runs/<d>/<run_id>``)."""
-    return Path(folder) / f"shard-{i}-of-{n}.json"
+    return Path(folder) / paths.shard_row_name(i, n)
 
 
 def job_receipt(folder: str | Path, g: int, jobs: int) -> Path:
-    return Path(folder) / f"job-{g}-of-{jobs}.json"
+    return Path(folder) / paths.job_receipt_name(g, jobs)
 
 
 def groups(n: int, per_job: int) -> list[list[int]]:
@@ -77,25 +80,18 @@ def finished(path: str | Path, want: Mapping) -> bool:
     """Whether the shard row at ``path`` is a finished row of the run ``want`` describes
     (:func:`run_key` of the row the job would write, shard included): such a shard is not
     run again.  A missing, unreadable or foreign row is not finished."""
-    try:
-        row = json.loads(Path(path).read_text())
-    except (OSError, ValueError):
-        return False
-    return (isinstance(row, dict) and "status" in row and run_key(row) == run_key(want)
-            and shard_of(row) == shard_of(want))
+    row = row_or_none(path)
+    return row is not None and run_key(row) == run_key(want) and shard_of(row) == shard_of(want)
 
 
 def _read(path: Path, what: str) -> dict:
     try:
-        row = json.loads(path.read_text())
+        return read_row_file(path)
     except FileNotFoundError:
         raise GatherError(f"{what}: no row at {path} (its job did not finish; run the "
                           "pipeline again)") from None
-    except (OSError, ValueError) as e:
-        raise GatherError(f"{what}: unreadable row {path} ({' '.join(str(e).split())})") from None
-    if not isinstance(row, dict) or "status" not in row:
-        raise GatherError(f"{what}: {path} is not a result row")
-    return row
+    except ValueError as e:
+        raise GatherError(f"{what}: {e}") from None
 
 
 def _diff(a: Mapping, b: Mapping) -> str:
@@ -219,7 +215,7 @@ def gather(rows: Sequence[Mapping], *, per_job: int = 1) -> dict[str, Any]:
     fps = [r.get("fingerprint") for r in rows]
     out["count"] = sum(int(r["count"]) for r in rows)
     if all(fp is not None for fp in fps):
-        out["fingerprint"] = f"0x{sum(int(fp, 16) for fp in fps) & MASK64:016x}"
+        out["fingerprint"] = sum_hex(fps)
     reps = min(len(r.get("algo_s") or []) for r in rows)
     # the makespan of each repeat: the shards run side by side, the slowest decides
     out["algo_s"] = [max(float(r["algo_s"][j]) for r in rows) for j in range(reps)]

@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from mbebench.oneline import error_line
 
 MAX_ID = 2**31 - 1
 BOM = b"\xef\xbb\xbf"
@@ -93,11 +94,7 @@ def parse_edge_list(
     except OSError as e:
         raise KonectParseError(f"{where}: cannot read ({e.strerror or e})") from None
     except MemoryError as e:
-        raise KonectMemoryError(f"{where}: out of memory while parsing ({_one_line(e)})") from None
-
-
-def _one_line(e: BaseException) -> str:
-    return " ".join(str(e).split()) or type(e).__name__
+        raise KonectMemoryError(f"{where}: out of memory while parsing ({error_line(e)})") from None
 
 
 class _Blocks:

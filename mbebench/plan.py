@@ -16,7 +16,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mbebench import engine as registry
-from mbebench.ingest import archive_name
+from mbebench import paths
+from mbebench.download import konect_url
+from mbebench.dataset_status import archive_name
 from mbebench.plugins import is_plugin, plugin_spec
 from mbebench.spec import ConfigError, EngineSpec
 
@@ -87,11 +89,6 @@ class RunSpec:
         }
 
 
-def konect_url(base_url: str, konect_name: str) -> str:
-    base = base_url if base_url.endswith("/") else base_url + "/"
-    return f"{base}download.tsv.{konect_name}.tar.bz2"
-
-
 def selected_datasets(config: dict) -> list[str]:
     """Dataset names in config order, restricted to ``only`` when given."""
     names = list(config["datasets"])
@@ -118,9 +115,7 @@ def dataset_source(config: dict, name: str) -> Source:
 
 def graph_file(dataset: str, fmt: str = "csr") -> str:
     """The pipeline's graph file of a dataset: the CSR, or a text export of it."""
-    if fmt == "csr":
-        return f"results/csr/{dataset}.csr"
-    return f"results/graphs/{dataset}.{fmt}"
+    return paths.graph_file(dataset, fmt)
 
 
 def engine_names(config: dict) -> list[str]:
@@ -312,7 +307,7 @@ def on_disk(items: list[str], pattern: str = "{}") -> list[str]:
 def planned_rows(datasets: list[str], runs: dict[str, RunSpec]) -> list[str]:
     """The result-row paths the aggregate step waits for."""
     return [
-        f"results/runs/{d}/{run_id}.json"
+        paths.row(d, run_id)
         for d in datasets
         for run_id, spec in runs.items()
         if spec.applies_to(d)
@@ -377,12 +372,12 @@ def check_shards(shards: Mapping[str, Sharding], runs: Mapping[str, RunSpec]) ->
 
 def shard_folder(dataset: str, run_id: str) -> str:
     """Where a sharded run's shard rows and job receipts live."""
-    return f"results/runs/{dataset}/{run_id}"
+    return paths.run_folder(dataset, run_id)
 
 
 def shard_receipt(dataset: str, run_id: str, job: int, jobs: int) -> str:
     """The receipt job ``job`` of ``jobs`` writes when all of its shards have rows."""
-    return f"{shard_folder(dataset, run_id)}/job-{job}-of-{jobs}.json"
+    return paths.job_receipt(dataset, run_id, job, jobs)
 
 
 def shard_receipts(dataset: str, run_id: str, sharding: Sharding) -> list[str]:
@@ -401,5 +396,5 @@ def job_shards(sharding: Sharding, job: int, jobs: int) -> list[int]:
 
 def shard_rows(dataset: str, run_id: str, sharding: Sharding, shards=None) -> list[str]:
     n = sharding.n
-    return [f"{shard_folder(dataset, run_id)}/shard-{i}-of-{n}.json"
+    return [paths.shard_row(dataset, run_id, i, n)
             for i in (range(n) if shards is None else shards)]

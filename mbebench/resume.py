@@ -17,16 +17,16 @@ engine.  A copy lives for one run that gets as far as its handlers (:func:`clear
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from mbebench import atomic
+from mbebench import atomic, paths
+from mbebench.row_schema import row_or_none
 
-STOPPED = Path("results") / "stopped"
+STOPPED = Path(paths.STOPPED)
 # A row the engine gave; skipped (no CUDA device here) and unavailable rows cost nothing to
 # redo, and their answer may be another one next time.
 REUSABLE = ("ok", "error", "timeout")
@@ -79,10 +79,10 @@ def keep(row_paths: Iterable[str | os.PathLike], since: float | None) -> list[Pa
         try:
             if p.stat().st_mtime < since:
                 continue
-            row = json.loads(p.read_text())
-        except (OSError, ValueError):
+        except OSError:
             continue
-        if isinstance(row, dict) and row.get("status") in REUSABLE:
+        row = row_or_none(p)
+        if row is not None and row["status"] in REUSABLE:
             dest = copy_path(p)
             dest.parent.mkdir(parents=True, exist_ok=True)
             atomic.write_json(dest, row)
@@ -97,12 +97,10 @@ def take(row_path: str | os.PathLike, want: Mapping) -> dict | None:
     from mbebench.gather import run_key
 
     src = copy_path(row_path)
-    try:
-        row = json.loads(src.read_text())
-    except (OSError, ValueError):
+    row = row_or_none(src)
+    if row is None and not src.exists():
         return None
-    if not (isinstance(row, dict) and row.get("status") in REUSABLE
-            and run_key(row) == run_key(want)):
+    if not (row is not None and row["status"] in REUSABLE and run_key(row) == run_key(want)):
         src.unlink(missing_ok=True)
         return None
     atomic.write_json(row_path, row)

@@ -25,18 +25,13 @@ from typing import Any
 
 import pandas as pd
 
-# unavailable: the dataset's download or convert failed, nothing ran (mbebench.ingest)
-STATUSES = ("ok", "timeout", "error", "skipped", "unavailable")
-REQUIRED_KEYS = ("dataset", "run_id", "engine", "status")
-_FP_RE = re.compile(r"^0x[0-9a-fA-F]{1,16}$")
+from mbebench import row_schema
+from mbebench.row_schema import REQUIRED_KEYS, STATUSES  # noqa: F401  (re-exported)
+
 _SHARD_FILES = re.compile(r"^(shard|job)-\d+-of-\d+\.json$")
 
 
 # --------------------------------------------------------------------------- validation
-
-
-def _is_int(x: Any) -> bool:
-    return isinstance(x, int) and not isinstance(x, bool)
 
 
 def _is_num(x: Any) -> bool:
@@ -45,58 +40,7 @@ def _is_num(x: Any) -> bool:
 
 def validate_row(row: Any, source: str = "<row>") -> dict:
     """Return ``row`` if it is a well-formed result row, else raise ValueError naming ``source``."""
-    if not isinstance(row, Mapping):
-        raise ValueError(f"{source}: result row must be a JSON object, got {type(row).__name__}")
-    missing = [k for k in REQUIRED_KEYS if k not in row]
-    if missing:
-        raise ValueError(f"{source}: result row lacks key(s) {', '.join(missing)}")
-    for k in ("dataset", "run_id", "engine"):
-        if not isinstance(row[k], str) or not row[k]:
-            raise ValueError(f"{source}: {k!r} must be a non-empty string, got {row[k]!r}")
-    if not isinstance(row.get("params", {}), Mapping):
-        raise ValueError(f"{source}: 'params' must be an object, got {row['params']!r}")
-    for k, kind in (("label", str), ("timed", bool)):
-        if k in row and not isinstance(row[k], kind):
-            raise ValueError(f"{source}: {k!r} must be a {kind.__name__}, got {row[k]!r}")
-    status = row["status"]
-    if status not in STATUSES:
-        raise ValueError(
-            f"{source}: status {status!r} is not one of {', '.join(STATUSES)}"
-        )
-    algo = row.get("algo_s") or []
-    if not isinstance(algo, list) or not all(_is_num(x) for x in algo):
-        raise ValueError(f"{source}: 'algo_s' must be a list of numbers, got {algo!r}")
-    setup = row.get("setup_s") or []
-    if not isinstance(setup, list) or not all(_is_num(x) and x >= 0 for x in setup):
-        raise ValueError(f"{source}: 'setup_s' must be a list of seconds, got {setup!r}")
-    if status == "ok":
-        if not _is_int(row.get("count")) or row["count"] < 0:
-            raise ValueError(
-                f"{source}: ok row needs an int 'count' >= 0, got {row.get('count')!r}"
-            )
-        fp = row.get("fingerprint")
-        # null: the engine does not compute it (a command-line engine); its count still counts
-        if fp is not None and (not isinstance(fp, str) or not _FP_RE.match(fp)):
-            raise ValueError(f"{source}: ok row needs a hex 'fingerprint' (0x...) or null, "
-                             f"got {fp!r}")
-        if not algo:
-            raise ValueError(f"{source}: ok row has no 'algo_s' times")
-    graph = row.get("graph")
-    if graph is not None:
-        if not isinstance(graph, Mapping) or not all(
-            _is_int(graph.get(k)) and graph[k] >= 0 for k in ("n_left", "n_right", "n_edges")
-        ):
-            raise ValueError(
-                f"{source}: 'graph' must hold int n_left, n_right, n_edges, got {graph!r}"
-            )
-    for k in ("stats", "env", "shards"):
-        v = row.get(k)
-        if v is not None and not isinstance(v, Mapping):
-            raise ValueError(f"{source}: {k!r} must be an object, got {type(v).__name__}")
-    n = (row.get("shards") or {}).get("n", 1)
-    if not _is_int(n) or n < 1:
-        raise ValueError(f"{source}: 'shards.n' must be an int >= 1, got {n!r}")
-    return upgrade(dict(row))
+    return upgrade(dict(row_schema.check(row, source)))
 
 
 def upgrade(row: dict) -> dict:
@@ -153,12 +97,9 @@ def load_rows(paths: Iterable[str | os.PathLike] | str | os.PathLike) -> list[di
     same: dict[tuple[str, tuple[str, str]], Path] = {}
     for path in _expand(paths):
         try:
-            obj = json.loads(path.read_text())
+            row = upgrade(row_schema.read_row_file(path))
         except FileNotFoundError:
             raise ValueError(f"{path}: result row file not found") from None
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-            raise ValueError(f"{path}: not a readable JSON result row ({e})") from None
-        row = validate_row(obj, str(path))
         key = (row["dataset"], row["run_id"])
         if key in seen:
             raise ValueError(

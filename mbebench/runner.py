@@ -43,8 +43,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from mbebench import atomic
+from mbebench import atomic, row_schema
 from mbebench.environment import environment
+from mbebench.oneline import one_line, typed_error_line
 
 # 3: status "unavailable", the "env" field
 SCHEMA_VERSION = 3
@@ -85,10 +86,6 @@ def _peak_rss_bytes() -> int:
     return int(max(own, kids) * 1024)
 
 
-def _one_line(e: BaseException) -> str:
-    return " ".join(f"{type(e).__name__}: {e}".splitlines()[0].split())
-
-
 def _load(spec: dict[str, Any]):
     """The graph and a function running one item's params once (in the child)."""
     from mbebench.csr import read_csr
@@ -126,7 +123,7 @@ def _run_item(graph, once, params: dict[str, Any], repeats: int,
         return {"status": "skipped", "message": str(e)}
     except Exception as e:  # any engine failure becomes an error row, never a count
         traceback.print_exc()  # the log keeps what the one-line message leaves out
-        return {"status": "error", "message": _one_line(e)}
+        return {"status": "error", "message": typed_error_line(e)}
     counts = {(r.count, r.fingerprint) for r in results}
     if len(counts) != 1:
         seen = sorted((c, to_hex(f) if f is not None else None) for c, f in counts)
@@ -335,7 +332,7 @@ def run_items(
                 else:  # timeout or error: the item's row says so
                     row = _base_row(params=items[k], **base)
                     row.update(status=kind, message=message, env=machine, finished_at=_now())
-                    on_row(k, row)
+                    on_row(k, row_schema.checked_or_error(row))
                 pending = rest[1:]
         finally:
             tail.stop()
@@ -376,7 +373,7 @@ def _child(child: dict, out: Path, err: Path, timeout_s: float, env, pending: li
                 if row["algo_s"]:
                     row["algo_s_median"] = statistics.median(row["algo_s"])
                 row.update(env=machine, finished_at=_now())
-                on_row(k, row)
+                on_row(k, row_schema.checked_or_error(row))
                 done += 1
                 started_at, clock = _now(), time.monotonic()
             if exited:
@@ -424,18 +421,12 @@ def unavailable_row(*, dataset: str, run_id: str, engine: str, params: dict[str,
                     command: list[str] | None = None) -> dict[str, Any]:
     """The row of a run that could not start because its dataset is unavailable (its
     download or convert failed; ``reason`` says why).  Nothing is run."""
-    now = _now()
-    return {
-        "schema_version": SCHEMA_VERSION, "dataset": dataset, "run_id": run_id,
-        "engine": engine, "label": label or run_id, "variant": variant, "params": params,
-        "timed": bool(timed), "entry": entry, "command": command, "repeats": repeats,
-        "timeout_s": timeout_s, "host": _host(), "env": environment(), "started_at": now,
-        "status": "unavailable", "message": " ".join(reason.split()), "count": None,
-        "fingerprint": None, "algo_s": [], "wall_s": [], "setup_s": [], "startup_s": None,
-        "algo_s_median": None,
-        "compile_s": None, "peak_rss_bytes": None, "graph": None, "stats": {},
-        "simulated": bool(simulated), "finished_at": now,
-    }
+    row = _base_row(dataset=dataset, run_id=run_id, engine=engine, params=params,
+                    repeats=repeats, timeout_s=timeout_s, label=label, variant=variant,
+                    timed=timed, simulated=simulated, entry=entry, command=command)
+    row.update(env=environment(), status="unavailable", message=one_line(reason),
+               finished_at=row["started_at"])
+    return row_schema.check(row, f"dataset {dataset!r} run {run_id}")
 
 
 def quarantine(path: str | os.PathLike) -> Path | None:
@@ -505,7 +496,7 @@ def _child_entry(argv: list[str]) -> int:
     except Exception as e:  # e.g. an engine that cannot be imported: every item fails
         traceback.print_exc()
         graph, once = None, None
-        failure = {"status": "error", "message": _one_line(e)}
+        failure = {"status": "error", "message": typed_error_line(e)}
     for k, item in enumerate(spec["items"]):
         os.environ[LABEL_ENV] = item.get("label") or ""
         result = failure or _run_item(graph, once, item["params"], spec["repeats"],

@@ -28,10 +28,12 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from mbebench import atomic
+from mbebench import atomic, paths
 from mbebench.progress import is_progress
+from mbebench.oneline import one_line
+from mbebench.row_schema import row_or_none
 
-PLAN = "results/plan.json"
+PLAN = paths.PLAN
 FRESH_S = 30.0
 MISMATCH = "mismatch"
 STATES = ("finished", MISMATCH, "running", "failed", "stopped", "skipped", "unavailable",
@@ -54,14 +56,13 @@ def plan_entries(datasets, runs: Mapping, shards: Mapping) -> list[dict[str, Any
             if not spec.applies_to(ds):
                 continue
             entry = {"dataset": ds, "run_id": run_id, "label": spec.label or run_id,
-                     "row": f"results/runs/{ds}/{run_id}.json", "shards": sh.n}
+                     "row": paths.row(ds, run_id), "shards": sh.n}
             if sh.sharded:
                 jobs = len(sh.groups())
                 entry["shard_rows"] = plan.shard_rows(ds, run_id, sh)
-                entry["logs"] = [f"logs/runs/{ds}/{run_id}/job-{g}-of-{jobs}.log"
-                                 for g in range(jobs)]
+                entry["logs"] = [paths.job_log(ds, run_id, g, jobs) for g in range(jobs)]
             else:
-                entry["logs"] = [f"logs/runs/{ds}/{run_id}.log"]
+                entry["logs"] = [paths.run_log(ds, run_id)]
             out.append(entry)
     return out
 
@@ -92,7 +93,7 @@ def write_plan_or_exit(path: str | Path, datasets, runs: Mapping, shards: Mappin
 def _discovered(root: Path) -> list[dict[str, Any]]:
     """Entries for the runs found on disk (no plan file): rows, shard folders, logs."""
     found: dict[tuple[str, str], dict[str, Any]] = {}
-    runs, logs = root / "results" / "runs", root / "logs" / "runs"
+    runs, logs = root / paths.RUNS, root / paths.RUN_LOGS
     for base in (runs, logs):
         if not base.is_dir():
             continue
@@ -103,17 +104,16 @@ def _discovered(root: Path) -> list[dict[str, Any]]:
                     continue
                 found.setdefault((ds_dir.name, run_id), {
                     "dataset": ds_dir.name, "run_id": run_id, "label": run_id,
-                    "row": f"results/runs/{ds_dir.name}/{run_id}.json", "shards": 1,
-                    "logs": [f"logs/runs/{ds_dir.name}/{run_id}.log"]})
+                    "row": paths.row(ds_dir.name, run_id), "shards": 1,
+                    "logs": [paths.run_log(ds_dir.name, run_id)]})
     for (ds, run_id), entry in found.items():
         n = _latest_n(runs / ds / run_id, logs / ds / run_id)
         if n > 1:
             entry["shards"] = n
-            entry["shard_rows"] = [f"results/runs/{ds}/{run_id}/shard-{i}-of-{n}.json"
-                                   for i in range(n)]
+            entry["shard_rows"] = [paths.shard_row(ds, run_id, i, n) for i in range(n)]
             entry["logs"] = sorted(
-                f"logs/runs/{ds}/{run_id}/{p.name}" for p in (logs / ds / run_id).glob("*.log")
-                if _JOB_LOG.match(p.name))
+                f"{paths.RUN_LOGS}/{ds}/{run_id}/{p.name}"
+                for p in (logs / ds / run_id).glob("*.log") if _JOB_LOG.match(p.name))
     return list(found.values())
 
 
@@ -144,18 +144,6 @@ class RunState:
     shards_done: int = 0
 
 
-def _row(path: Path) -> dict | None:
-    try:
-        obj = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return None
-    return obj if isinstance(obj, dict) and "status" in obj else None
-
-
-def _one_line(text: Any) -> str:
-    return " ".join(str(text or "").split())
-
-
 def _seconds(x: Any) -> str:
     return f"{x:.3g} s" if isinstance(x, (int, float)) else "? s"
 
@@ -169,7 +157,7 @@ def _finished(row: Mapping) -> tuple[str, str]:
             detail += (f" (slowest of {sh['n']} shards; their sum "
                        f"{_seconds(sh.get('time_sum_s'))})")
         return "finished", detail
-    msg = _one_line(row.get("message")) or str(status)
+    msg = one_line(row.get("message")) or str(status)
     if status in ("error", "timeout"):
         return "failed", f"{status}: {msg}"
     if status == "skipped":
@@ -209,10 +197,10 @@ def run_state(root: Path, entry: Mapping, now: float,
     agreement (:func:`status`)."""
     st = RunState(entry["dataset"], entry["run_id"], entry.get("label") or entry["run_id"],
                   "not started", "", int(entry.get("shards", 1)))
-    row = _row(root / entry["row"])
+    row = row_or_none(root / entry["row"])
     if row is not None and rows is not None:  # grouped by where the plan put it
         rows[(st.dataset, st.run_id)] = {**row, "dataset": st.dataset, "run_id": st.run_id}
-    shard_rows = [_row(root / p) for p in entry.get("shard_rows", [])]
+    shard_rows = [row_or_none(root / p) for p in entry.get("shard_rows", [])]
     st.shards_done = sum(r is not None for r in shard_rows)
     if row is not None:
         st.state, st.detail = _finished(row)
@@ -220,7 +208,7 @@ def run_state(root: Path, entry: Mapping, now: float,
         return st
     logs = [s for s in (_log_state(root / p, now) for p in entry.get("logs", [])) if s]
     running = [s for s in logs if s[0]]
-    failed_shards = [f"shard {i}/{st.shards} {r['status']}: {_one_line(r.get('message'))}"
+    failed_shards = [f"shard {i}/{st.shards} {r['status']}: {one_line(r.get('message'))}"
                      for i, r in enumerate(shard_rows)
                      if r is not None and r.get("status") in ("error", "timeout")]
     done = f"shards {st.shards_done}/{st.shards} done" if st.shards > 1 else ""

@@ -1,6 +1,6 @@
 """Shared fixtures.
 
-``shared_dir``: the shared data folder, ``../shared`` beside the checkout or ``MBE_SHARED``:
+``shared_dir``: the shared data folder, ``../shared`` beside the checkout or ``MBEBENCH_SHARED``:
 a KONECT mirror (``konect-mirror/download.tsv.<name>.tar.bz2`` and ``SHA256SUMS``), the
 paper's dataset table (``datasets.md``) and the mirror's sources (``konect/SOURCES.md``).
 Tests that need it skip with a reason saying what it is and where docs/testing.md tells
@@ -21,11 +21,13 @@ from pathlib import Path
 
 import pytest
 
+from mbebench import envvars
+
 REPO = Path(__file__).resolve().parents[1]
 
 
 def _shared() -> Path:
-    return Path(os.environ.get("MBE_SHARED", REPO.parent / "shared"))
+    return Path(envvars.get("MBEBENCH_SHARED") or REPO.parent / "shared")
 
 
 @pytest.fixture(scope="session")
@@ -45,7 +47,7 @@ def shared_dir() -> Path:
 SHARED_WHAT = ("needs the shared data folder (real KONECT archives as "
                "konect-mirror/download.tsv.<name>.tar.bz2 with SHA256SUMS, the paper's "
                "datasets.md, konect/SOURCES.md)")
-SHARED_HOW = ("docs/testing.md says how to build one; set MBE_SHARED=<folder> "
+SHARED_HOW = ("docs/testing.md says how to build one; set MBEBENCH_SHARED=<folder> "
               "(default: ../shared beside the checkout)")
 
 

@@ -19,8 +19,8 @@ def oracle(graph, **_):
 
 def _record_pid(pid):
     # the tests check these processes, not every process on the machine
-    if os.environ.get("MBE_TEST_PIDS"):
-        with open(os.environ["MBE_TEST_PIDS"], "a") as f:
+    if os.environ.get("MBEBENCH_TEST_PIDS"):
+        with open(os.environ["MBEBENCH_TEST_PIDS"], "a") as f:
             f.write(f"{pid}\n")
 
 
@@ -77,12 +77,12 @@ def sleepy_alone(graph, seconds=60, **_):
 
 
 def logged(graph, **_):
-    # the oracle, 1 s long, appending "start end" (wall clock) to $MBE_TEST_INTERVALS:
+    # the oracle, 1 s long, appending "start end" (wall clock) to $MBEBENCH_TEST_INTERVALS:
     # the serialisation test reads back which runs overlapped
     t0 = time.time()
     result = oracle(graph)
     time.sleep(1.0)
-    with open(os.environ["MBE_TEST_INTERVALS"], "a") as f:
+    with open(os.environ["MBEBENCH_TEST_INTERVALS"], "a") as f:
         f.write(f"{t0} {time.time()}\n")
     return result
 
@@ -110,18 +110,18 @@ def _targeted(var: str, shard: str) -> bool:
 
 def shards_imbea(graph, shard="0/1", **_):
     """iMBEA (its own defaults: any engine's spec may stand in front of it), recording each
-    start in $MBE_TEST_SHARD_LOG (the progress label names the dataset, run and shard).
-    The shards $MBE_TEST_KILL_SHARD names are killed from outside (SIGKILL, as the OOM
-    killer does) while the file $MBE_TEST_KILL_FLAG exists; those $MBE_TEST_FAIL_SHARD
+    start in $MBEBENCH_TEST_SHARD_LOG (the progress label names the dataset, run and shard).
+    The shards $MBEBENCH_TEST_KILL_SHARD names are killed from outside (SIGKILL, as the OOM
+    killer does) while the file $MBEBENCH_TEST_KILL_FLAG exists; those $MBEBENCH_TEST_FAIL_SHARD
     names raise."""
     from baselines.imbea import run
     from mbebench.progress import label
 
-    _record("MBE_TEST_SHARD_LOG", label())
-    if _targeted("MBE_TEST_KILL_SHARD", shard) and os.path.exists(
-            os.environ.get("MBE_TEST_KILL_FLAG", "/nonexistent")):
+    _record("MBEBENCH_TEST_SHARD_LOG", label())
+    if _targeted("MBEBENCH_TEST_KILL_SHARD", shard) and os.path.exists(
+            os.environ.get("MBEBENCH_TEST_KILL_FLAG", "/nonexistent")):
         os.kill(os.getpid(), signal.SIGKILL)
-    if _targeted("MBE_TEST_FAIL_SHARD", shard):
+    if _targeted("MBEBENCH_TEST_FAIL_SHARD", shard):
         raise RuntimeError(f"boom on shard {shard}")
     return run(graph, shard=shard)
 

@@ -14,7 +14,7 @@ Snakemake must query job states with ``squeue`` (``--slurm-status-command
 squeue``), which sees finished jobs for ``MinJobAge`` seconds.
 
 Authentication is ``auth/none`` where the plugin exists (Slurm <= 23.02, e.g.
-Debian 12's 22.05), else munge with a throwaway key (``MBE_SLURM_AUTH=munge``
+Debian 12's 22.05), else munge with a throwaway key (``MBEBENCH_SLURM_AUTH=munge``
 forces munge).  Everything listens on loopback only.
 """
 
@@ -29,6 +29,8 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
+
+from mbebench import envvars
 
 MARKER = "# mbe-bench test cluster: written by tests/slurm_cluster.py, removed after the tests"
 ETC = Path("/etc/slurm")
@@ -49,7 +51,7 @@ def _has_plugin(name: str) -> bool:
 
 
 def _auth() -> str:
-    forced = os.environ.get("MBE_SLURM_AUTH")
+    forced = envvars.get("MBEBENCH_SLURM_AUTH")
     if forced:
         return forced
     return "none" if _has_plugin("auth_none") and _has_plugin("cred_none") else "munge"

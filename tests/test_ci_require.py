@@ -39,7 +39,7 @@ def test_other_skip():
 
 def _pytest(folder: Path, require: str | None) -> dict[str, int]:
     env = {k: v for k, v in os.environ.items() if k != "MBEBENCH_REQUIRE"}
-    env["MBE_SHARED"] = str(folder / "no-shared-here")
+    env["MBEBENCH_SHARED"] = str(folder / "no-shared-here")
     if require is not None:
         env["MBEBENCH_REQUIRE"] = require
     p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
@@ -74,15 +74,15 @@ def test_ci_requires_every_kind_and_installs_latex():
 
 def test_the_skip_says_what_the_shared_folder_is_and_where_to_read_more(tmp_path):
     """Issue 33, item 8: the skip said "needs the workspace's shared/ folder (... set
-    MBE_SHARED)" and never what that folder is or where to get one."""
+    MBEBENCH_SHARED)" and never what that folder is or where to get one."""
     folder = _folder(tmp_path)
     env = {k: v for k, v in os.environ.items() if k != "MBEBENCH_REQUIRE"}
-    env["MBE_SHARED"] = str(folder / "no-shared-here")
+    env["MBEBENCH_SHARED"] = str(folder / "no-shared-here")
     p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider",
                         "-o", "addopts=", str(folder / "test_skipping.py::test_via_fixture")],
                        cwd=folder, env=env, capture_output=True, text=True, timeout=300)
     (line,) = [ln for ln in p.stdout.splitlines() if ln.startswith("SKIPPED")]
     for part in ("konect-mirror/download.tsv.<name>.tar.bz2", "SHA256SUMS", "datasets.md",
-                 "docs/testing.md", "MBE_SHARED=<folder>", str(folder / "no-shared-here")):
+                 "docs/testing.md", "MBEBENCH_SHARED=<folder>", str(folder / "no-shared-here")):
         assert part in line, (part, line)
     assert (REPO / "docs" / "testing.md").is_file()

@@ -2,7 +2,7 @@
 
 The device pool's logic (one worker process per device, one preparation per worker,
 shards from a queue, sums, per-device stats, failures) runs here with N fake devices:
-numba's CUDA simulator with ``CUMBE_SIM_DEVICES=N``, whose workers run the simulator
+numba's CUDA simulator with ``MBEBENCH_SIM_DEVICES=N``, whose workers run the simulator
 and only record their device id.  Counts and fingerprints must equal the single run's
 and the brute-force oracle's for every shard count and device subset; a failing or
 dying worker is one line naming the graph, the device and the shard, and no count.
@@ -28,7 +28,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 def _child(args, env_extra=None, timeout=600):
     env = dict(os.environ)
-    for k in ("NUMBA_ENABLE_CUDASIM", "CUMBE_SIM_DEVICES", "CUMBE_TEST_DEVICE_FAULT"):
+    for k in ("NUMBA_ENABLE_CUDASIM", "MBEBENCH_SIM_DEVICES", "MBEBENCH_TEST_DEVICE_FAULT"):
         env.pop(k, None)
     env.update({"NUMBA_ENABLE_CUDASIM": "1", **(env_extra or {})})
     env["PYTHONPATH"] = os.pathsep.join([str(REPO), str(REPO / "benchmarks"),
@@ -164,7 +164,7 @@ POOL_CHILD = textwrap.dedent("""
 @pytest.mark.cudasim
 def test_pool_counts_equal_single_run_and_oracle(tmp_path):
     (tmp_path / "pool_child.py").write_text(POOL_CHILD)
-    p = _child([str(tmp_path / "pool_child.py")], {"CUMBE_SIM_DEVICES": "3"}, timeout=900)
+    p = _child([str(tmp_path / "pool_child.py")], {"MBEBENCH_SIM_DEVICES": "3"}, timeout=900)
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
     out = json.loads(p.stdout.strip().splitlines()[-1])
     assert [o["graph"] for o in out] == ["random", "hub", "crown6"]
@@ -215,7 +215,7 @@ def test_a_failing_device_is_one_line_and_no_count(tmp_path, mode, kind, words):
     write_csr(from_edges([0, 0, 1, 1, 2, 2, 3], [0, 1, 1, 2, 2, 3, 3], 4, 4), path)
     (tmp_path / "fail_child.py").write_text(FAIL_CHILD)
     p = _child([str(tmp_path / "fail_child.py"), str(path)],
-               {"CUMBE_SIM_DEVICES": "2", "CUMBE_TEST_DEVICE_FAULT": f"1:{mode}"})
+               {"MBEBENCH_SIM_DEVICES": "2", "MBEBENCH_TEST_DEVICE_FAULT": f"1:{mode}"})
     assert p.returncode == 0, p.stderr[-3000:]
     out = json.loads(p.stdout.strip().splitlines()[-1])
     assert out.get("type") == kind, out
@@ -235,7 +235,7 @@ def test_runner_row_of_a_failing_device_has_no_count(tmp_path):
                 "--engine", "cumbe", "--graph", str(path), "--out", str(row), "--simulate",
                 "--params", json.dumps({"devices": 2, "threads": 32, "blocks": 1, "k": 2,
                                         "instrument": False})],
-               {"CUMBE_SIM_DEVICES": "2", "CUMBE_TEST_DEVICE_FAULT": "0:raise"})
+               {"MBEBENCH_SIM_DEVICES": "2", "MBEBENCH_TEST_DEVICE_FAULT": "0:raise"})
     r = json.loads(row.read_text())
     assert r["status"] == "error" and r["count"] is None and r["fingerprint"] is None, (
         r, p.stderr[-2000:])
@@ -252,7 +252,7 @@ def test_cli_devices_all(tmp_path):
     out = tmp_path / "r.json"
     p = _child(["-m", "cumbe", "run", str(path), "--threads", "32", "--k", "2",
                 "--devices", "all", "--shards-per-device", "2", "--json", str(out)],
-               {"CUMBE_SIM_DEVICES": "2"})
+               {"MBEBENCH_SIM_DEVICES": "2"})
     assert p.returncode == 0, p.stderr[-2000:]
     assert p.stdout.startswith("count 30 ") and "2 x simulator, 4 shards" in p.stdout
     r = json.loads(out.read_text())

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from cumbe import launch as L
+from cumbe import launch as cumbe_launch
 from mbebench import csr, oracle, runner
 from mbebench.fingerprint import to_hex
 
@@ -38,8 +38,9 @@ def api_error(name, call):
 
 
 def test_memory_check_names_dataset_and_bytes():
-    with pytest.raises(L.DeviceMemoryError) as ei:
-        L.check_memory(3 * 2**30, 2**20, 80 * 2**30, WHAT, "264 blocks (6486+12942 vertices)")
+    with pytest.raises(cumbe_launch.DeviceMemoryError) as ei:
+        cumbe_launch.check_memory(3 * 2**30, 2**20, 80 * 2**30, WHAT,
+                                  "264 blocks (6486+12942 vertices)")
     msg = str(ei.value)
     assert isinstance(ei.value, MemoryError)
     assert msg.startswith(WHAT + ": ") and "\n" not in msg
@@ -48,10 +49,10 @@ def test_memory_check_names_dataset_and_bytes():
 
 
 def test_memory_check_passes_when_it_fits():
-    L.check_memory(100, 100, 1000, WHAT)  # exactly what is free: fits
-    L.check_memory(100, float("inf"), float("inf"), WHAT)  # the simulator's answer
-    with pytest.raises(L.DeviceMemoryError):  # one byte more does not
-        L.check_memory(101, 100, 1000, WHAT)
+    cumbe_launch.check_memory(100, 100, 1000, WHAT)  # exactly what is free: fits
+    cumbe_launch.check_memory(100, float("inf"), float("inf"), WHAT)  # the simulator's answer
+    with pytest.raises(cumbe_launch.DeviceMemoryError):  # one byte more does not
+        cumbe_launch.check_memory(101, 100, 1000, WHAT)
 
 
 def test_free_memory_is_read_after_numba_frees_dead_arrays():
@@ -78,29 +79,29 @@ def test_free_memory_is_read_after_numba_frees_dead_arrays():
     class Cuda:
         current_context = staticmethod(Ctx)
 
-    assert L.device_memory(Cuda) == (5, 9)
+    assert cumbe_launch.device_memory(Cuda) == (5, 9)
     assert events == ["clear arrays", "clear context", "info"]
 
 
 def test_graph_label_is_the_csr_path_or_the_sizes():
     g = csr.from_edges([0, 1], [1, 0])
-    assert L.graph_label(g) == "graph (2+2 vertices, 2 edges)"
-    assert L.graph_label(csr.CSRGraph(**{**g.__dict__, "path": WHAT})) == WHAT
+    assert cumbe_launch.graph_label(g) == "graph (2+2 vertices, 2 edges)"
+    assert cumbe_launch.graph_label(csr.CSRGraph(**{**g.__dict__, "path": WHAT})) == WHAT
 
 
 # ---------------------------------------------------------------- grid size
 
 
 def test_grid_blocks_clamps_and_refuses_an_empty_grid(monkeypatch):
-    monkeypatch.delenv(L.UNCLAMPED_ENV, raising=False)
-    assert L.grid_blocks(0, 264, 512, "H100") == 264
-    assert L.grid_blocks(7, 264, 512, "H100") == 7
-    assert L.grid_blocks(1000, 264, 512, "H100") == 264
-    with pytest.raises(L.LaunchError, match="cannot run 1024 threads per block on H100"):
-        L.grid_blocks(0, 0, 1024, "H100")
-    monkeypatch.setenv(L.UNCLAMPED_ENV, "1")  # the device fault test's hook
-    assert L.grid_blocks(1000, 264, 512, "H100") == 1000
-    assert L.grid_blocks(0, 264, 512, "H100") == 264
+    monkeypatch.delenv(cumbe_launch.UNCLAMPED_ENV, raising=False)
+    assert cumbe_launch.grid_blocks(0, 264, 512, "H100") == 264
+    assert cumbe_launch.grid_blocks(7, 264, 512, "H100") == 7
+    assert cumbe_launch.grid_blocks(1000, 264, 512, "H100") == 264
+    with pytest.raises(cumbe_launch.LaunchError, match="cannot run 1024 threads per block on H100"):
+        cumbe_launch.grid_blocks(0, 0, 1024, "H100")
+    monkeypatch.setenv(cumbe_launch.UNCLAMPED_ENV, "1")  # the device fault test's hook
+    assert cumbe_launch.grid_blocks(1000, 264, 512, "H100") == 1000
+    assert cumbe_launch.grid_blocks(0, 264, 512, "H100") == 264
 
 
 # ---------------------------------------------------------------- checked launch
@@ -156,7 +157,7 @@ class FakeKernel:
 
 
 def _launch(cuda, kernel, events=True):
-    return L.checked_launch(kernel, 300, 512, (1, 2), cuda=cuda, what=WHAT,
+    return cumbe_launch.checked_launch(kernel, 300, 512, (1, 2), cuda=cuda, what=WHAT,
                             device="NVIDIA H100 80GB HBM3", events=events)
 
 
@@ -201,7 +202,7 @@ def _cuda_core_error(text):
 def test_a_launch_that_fails_is_one_clear_error(make_exc, driver_text):
     cuda = FakeCuda()
     exc = make_exc()
-    with pytest.raises(L.LaunchError) as ei:
+    with pytest.raises(cumbe_launch.LaunchError) as ei:
         _launch(cuda, FakeKernel(cuda, exc))
     msg = str(ei.value)
     assert msg.startswith(f"{WHAT}: cuMBE kernel launch failed on NVIDIA H100 80GB HBM3"
@@ -213,21 +214,22 @@ def test_a_launch_that_fails_is_one_clear_error(make_exc, driver_text):
 
 def test_a_kernel_that_faults_is_reported_at_the_synchronize():
     cuda = FakeCuda({"sync-after": api_error("CUDA_ERROR_ILLEGAL_ADDRESS", "cuCtxSynchronize")})
-    with pytest.raises(L.LaunchError) as ei:
+    with pytest.raises(cumbe_launch.LaunchError) as ei:
         _launch(cuda, FakeKernel(cuda))
     msg = str(ei.value)
     assert "cuMBE kernel failed while running on NVIDIA H100 80GB HBM3 (grid 300 x 512" in msg
     assert "CUDA_ERROR_ILLEGAL_ADDRESS" in msg and "until the process exits" in msg
-    assert msg.endswith("; try: " + L.hint("CUDA_ERROR_ILLEGAL_ADDRESS")) and "\n" not in msg
+    assert msg.endswith("; try: " + cumbe_launch.hint("CUDA_ERROR_ILLEGAL_ADDRESS"))
+    assert "\n" not in msg
 
 
 def test_a_fault_names_the_run_and_what_to_try():
     cuda = FakeCuda({"sync-after": api_error("CUDA_ERROR_ILLEGAL_ADDRESS", "cuCtxSynchronize")})
     ctx = ("variant noWS, 287 blocks x 4 warps, 2496 arena words a warp, 6629 block-wide tasks, "
            "memory cap 0.25 GiB")
-    with pytest.raises(L.LaunchError) as ei:
-        L.checked_launch(FakeKernel(cuda), 287, 128, (), cuda=cuda, what=WHAT, device="H100",
-                         context=ctx)
+    with pytest.raises(cumbe_launch.LaunchError) as ei:
+        cumbe_launch.checked_launch(FakeKernel(cuda), 287, 128, (), cuda=cuda, what=WHAT,
+                                    device="H100", context=ctx)
     msg = str(ei.value)
     assert msg.startswith(f"{WHAT}: cuMBE kernel failed while running on H100 (grid 287 x 128")
     assert f"; run: {ctx}; try: a kernel fault is a cuMBE bug" in msg and "\n" not in msg
@@ -241,25 +243,26 @@ def test_a_fault_names_the_run_and_what_to_try():
     ("something new", "rerun once"),
 ])
 def test_every_launch_failure_says_what_to_try(reason, word):
-    assert word in L.hint(reason)
+    assert word in cumbe_launch.hint(reason)
 
 
 def test_a_failed_event_wait_is_an_error():
     cuda = FakeCuda({"event-sync": api_error("CUDA_ERROR_LAUNCH_FAILED", "cuEventSynchronize")})
-    with pytest.raises(L.LaunchError, match="failed while running.*CUDA_ERROR_LAUNCH_FAILED"):
+    failed = "failed while running.*CUDA_ERROR_LAUNCH_FAILED"
+    with pytest.raises(cumbe_launch.LaunchError, match=failed):
         _launch(cuda, FakeKernel(cuda))
 
 
 def test_a_failed_synchronize_in_the_simulator_path_is_an_error():
     cuda = FakeCuda({"sync-after": api_error("CUDA_ERROR_ILLEGAL_ADDRESS", "cuCtxSynchronize")})
-    with pytest.raises(L.LaunchError, match="failed while running"):
+    with pytest.raises(cumbe_launch.LaunchError, match="failed while running"):
         _launch(cuda, FakeKernel(cuda), events=False)
 
 
 def test_an_earlier_async_error_stops_the_launch():
     cuda = FakeCuda({"sync-before": api_error("CUDA_ERROR_ILLEGAL_ADDRESS", "cuCtxSynchronize")})
     kern = FakeKernel(cuda)
-    with pytest.raises(L.LaunchError, match="failed before launch"):
+    with pytest.raises(cumbe_launch.LaunchError, match="failed before launch"):
         _launch(cuda, kern)
     assert kern.calls == []
 
@@ -268,25 +271,25 @@ def test_multi_line_driver_messages_become_one_line():
     from numba.cuda.cudadrv.error import CudaSupportError
 
     exc = CudaSupportError("Error at driver init: \nCUDA driver library cannot be found:")
-    assert L.one_line(exc) == (
+    assert cumbe_launch.one_line(exc) == (
         "CudaSupportError: Error at driver init: CUDA driver library cannot be found:"
     )
 
 
 def test_a_kernel_that_left_no_trace_gives_no_count():
-    with pytest.raises(L.LaunchError, match="did not run"):
-        L.check_ran(0, 17, WHAT)
-    L.check_ran(1, 17, WHAT)
-    L.check_ran(0, 0, WHAT)  # an empty graph has no task to visit
+    with pytest.raises(cumbe_launch.LaunchError, match="did not run"):
+        cumbe_launch.check_ran(0, 17, WHAT)
+    cumbe_launch.check_ran(1, 17, WHAT)
+    cumbe_launch.check_ran(0, 0, WHAT)  # an empty graph has no task to visit
 
 
 # ---------------------------------------------------------------- errors escaping the engine
 
 
 def _engine(exc):
-    @L.named_device_errors
+    @cumbe_launch.named_device_errors
     def run(graph, **_):
-        L.check_memory(1000, 4000, 8000, L.graph_label(graph))
+        cumbe_launch.check_memory(1000, 4000, 8000, cumbe_launch.graph_label(graph))
         raise exc
 
     return run
@@ -298,7 +301,7 @@ def _graph():
 
 def test_out_of_memory_while_allocating_is_the_memory_error():
     exc = api_error("CUDA_ERROR_OUT_OF_MEMORY", "cuMemAlloc")
-    with pytest.raises(L.DeviceMemoryError) as ei:
+    with pytest.raises(cumbe_launch.DeviceMemoryError) as ei:
         _engine(exc)(_graph())
     msg = str(ei.value)
     assert msg.startswith(f"{WHAT}: out of device memory (estimated need 1000 bytes, 4000 free")
@@ -308,11 +311,12 @@ def test_out_of_memory_while_allocating_is_the_memory_error():
 
 def test_other_cuda_errors_name_the_dataset():
     exc = api_error("CUDA_ERROR_NO_BINARY_FOR_GPU", "cuModuleLoadDataEx")
-    with pytest.raises(L.DeviceError, match=f"^{WHAT}: CUDA error: CudaAPIError: .*NO_BINARY"):
+    no_binary = f"^{WHAT}: CUDA error: CudaAPIError: .*NO_BINARY"
+    with pytest.raises(cumbe_launch.DeviceError, match=no_binary):
         _engine(exc)(_graph())
 
 
-@pytest.mark.parametrize("exc", [ValueError("bad k"), L.LaunchError("x: already clear")])
+@pytest.mark.parametrize("exc", [ValueError("bad k"), cumbe_launch.LaunchError("x: already clear")])
 def test_other_errors_pass_through_unchanged(exc):
     with pytest.raises(type(exc)) as ei:
         _engine(exc)(_graph())

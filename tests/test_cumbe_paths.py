@@ -26,7 +26,7 @@ REPO = Path(__file__).resolve().parents[1]
 CHILD = r"""
 import json, sys
 import numpy as np
-from cumbe import engine as E
+from cumbe import engine as cumbe_engine
 from cumbe.prepare import split
 from cumbe.selfcheck import block_arena
 from mbebench.csr import from_edges
@@ -48,16 +48,17 @@ wants = [count_and_fingerprint(g) for g in graphs]
 PATHS = {
     # every task in up to 3 pieces, in one launch (noRS: whole tasks)
     "pieces-steal": lambda g, v, base: dict(
-        prepared=split(E.prepare_for(g, v, "left"), 1.0, 3), eager_steal=1),
+        prepared=split(cumbe_engine.prepare_for(g, v, "left"), 1.0, 3), eager_steal=1),
     "block-wide-steal": lambda g, v, base: dict(warp_arena_words=block_arena(g, base),
                                                 eager_steal=1),
-    "pieces": lambda g, v, base: dict(prepared=split(E.prepare_for(g, v, "left"), 1.0, 3)),
+    "pieces": lambda g, v, base: dict(
+        prepared=split(cumbe_engine.prepare_for(g, v, "left"), 1.0, 3)),
     "warp-steal": lambda g, v, base: dict(eager_steal=1),
     "block-wide": lambda g, v, base: dict(warp_arena_words=block_arena(g, base)),
     "smallest": lambda g, v, base: dict(
-        device_memory_gib=E.smallest_memory_gib(g, v, 64, 3, "left") + 1e-6),
+        device_memory_gib=cumbe_engine.smallest_memory_gib(g, v, 64, 3, "left") + 1e-6),
     "pieces-block-wide-steal": lambda g, v, base: dict(
-        prepared=split(E.prepare_for(g, v, "left"), 1.0, 2), eager_steal=1,
+        prepared=split(cumbe_engine.prepare_for(g, v, "left"), 1.0, 2), eager_steal=1,
         warp_arena_words=block_arena(g, base)),
     # the compact task layout (its own build): warps and blocks, stealing
     "compact-warp-steal": lambda g, v, base: dict(compact_layout=True, eager_steal=1),
@@ -88,7 +89,7 @@ for name, extra in PATHS.items():
     for gi, g in enumerate(graphs):
         for variant in ("cuMBE", "noRS"):
             base = dict(variant=variant, threads=64, side="left", k=3)
-            res = E.run(g, **base, **extra(g, variant, base))
+            res = cumbe_engine.run(g, **base, **extra(g, variant, base))
             mine.append(dict(graph=gi, variant=variant, path=name,
                              want=[wants[gi][0], wants[gi][1]],
                              got=[res.count, res.fingerprint],
@@ -111,8 +112,8 @@ for name, extra in PATHS.items():
 for gi, g in enumerate(graphs):
     # below the smallest memory: a clear refusal naming the graph and what to try
     try:
-        E.run(g, variant="cuMBE", threads=64, side="left", k=3,
-              device_memory_gib=E.smallest_memory_gib(g, "cuMBE", 64, 3, "left") - 0.002)
+        cumbe_engine.run(g, variant="cuMBE", threads=64, side="left", k=3,
+              device_memory_gib=cumbe_engine.smallest_memory_gib(g, "cuMBE", 64, 3, "left") - 0.002)
         out.append(dict(graph=gi, path="below-smallest", error=None))
     except MemoryError as e:
         out.append(dict(graph=gi, path="below-smallest", error=str(e)))

@@ -197,7 +197,7 @@ def test_memory_cap_from_parameter_or_environment(tmp_path):
     capped, free = json.loads(p.stdout.strip().splitlines()[-1])
     assert capped[0] == "memory" and str(path) in capped[1] and "cap 0.05 GiB" in capped[1]
     assert free == ["ok", 3, None]
-    p = _run(["-c", code, str(path)], {**env, "CUMBE_DEVICE_MEMORY_GIB": "0.05"})
+    p = _run(["-c", code, str(path)], {**env, "MBEBENCH_DEVICE_MEMORY_GIB": "0.05"})
     assert p.returncode == 0, p.stderr[-2000:]
     both = json.loads(p.stdout.strip().splitlines()[-1])
     assert [b[0] for b in both] == ["memory", "memory"]

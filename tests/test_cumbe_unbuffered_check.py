@@ -3,7 +3,7 @@
 The check copies the shortest neighbour list of L' into a buffer of at most
 ``cumbe.layout.CB_CAP`` (8192) words; when every list of L' is longer it tests each vertex
 of the shortest list against all the others, unbuffered.  No graph small enough for the
-oracle reaches that path, so here the simulator runs with ``CUMBE_TEST_CB_CAP=0`` (honoured
+oracle reaches that path, so here the simulator runs with ``MBEBENCH_TEST_CB_CAP=0`` (honoured
 only in the simulator): the buffer holds nothing and every check that does not end at
 once takes the unbuffered path, on a warp and block-wide, with and without stealing."""
 
@@ -22,7 +22,7 @@ REPO = Path(__file__).resolve().parents[1]
 CHILD = r"""
 import json, sys
 import numpy as np
-from cumbe import engine as E
+from cumbe import engine as cumbe_engine
 from cumbe import layout
 from cumbe.selfcheck import block_arena
 from mbebench.csr import from_edges
@@ -39,7 +39,7 @@ for gi, (nl, nr, p) in enumerate(((7, 8, 0.6), (8, 7, 0.5), (6, 9, 0.7))):
     base = dict(variant="cuMBE", threads=64, blocks=1, side="left", k=3)
     for name, extra in (("warp", {}), ("warp-steal", dict(eager_steal=1)),
                         ("block-wide", dict(warp_arena_words=block_arena(g, base)))):
-        res = E.run(g, **base, **extra)
+        res = cumbe_engine.run(g, **base, **extra)
         got = [res.count, res.fingerprint]
         # one line per run, at once: the test stops at the first wrong one
         print(json.dumps(dict(graph=gi, path=name, want=want, got=got,
@@ -52,7 +52,7 @@ for gi, (nl, nr, p) in enumerate(((7, 8, 0.6), (8, 7, 0.5), (6, 9, 0.7))):
 @pytest.mark.cudasim
 def test_the_unbuffered_maximality_check_matches_the_oracle():
     env = {k: v for k, v in os.environ.items() if not k.startswith("NUMBA_")}
-    env.update(NUMBA_ENABLE_CUDASIM="1", CUMBE_TEST_CB_CAP="0",
+    env.update(NUMBA_ENABLE_CUDASIM="1", MBEBENCH_TEST_CB_CAP="0",
                PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     p = subprocess.run([sys.executable, "-c", CHILD], cwd=REPO, env=env, capture_output=True,
                        text=True, timeout=600)
@@ -66,7 +66,7 @@ def test_the_unbuffered_maximality_check_matches_the_oracle():
 def test_the_test_cap_is_ignored_outside_the_simulator():
     # a GPU build keeps its buffer whatever the environment says
     env = {k: v for k, v in os.environ.items() if not k.startswith("NUMBA_")}
-    env.update(CUMBE_TEST_CB_CAP="0",
+    env.update(MBEBENCH_TEST_CB_CAP="0",
                PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     p = subprocess.run([sys.executable, "-c", "from cumbe import layout; print(layout.CB_CAP)"],
                        cwd=REPO, env=env, capture_output=True, text=True, timeout=120)

@@ -162,6 +162,27 @@ def test_cpu_engines_accept_exactly_the_specs_sides():
             spec.param("side").check("top", "x")
 
 
+def test_side_means_one_thing_in_every_engine():
+    """One vocabulary; ``auto`` is the larger sum of squared degrees, not the smaller side."""
+    from baselines import imbea, parmbe
+    from cumbe.prepare import choose_side as cumbe_side
+    from mbebench.side import SIDES
+
+    for name in ("imbea", "parmbe", "cumbe"):
+        assert engine.get_spec(name).param("side").choices == SIDES
+    # a star: the left side (1 vertex of degree 5: 25) is the smaller one and auto's
+    star = from_edges([0] * 5, list(range(5)), 1, 5)
+    # 3 left vertices of degree 1 (3) against 4 right ones, one of degree 3 (9): auto takes
+    # the right side, the larger one
+    parted = from_edges([0, 1, 2], [0, 0, 0], 3, 4)
+    for graph, auto, smaller in ((star, "left", "left"), (parted, "right", "left")):
+        assert imbea._resolve(graph, "auto") == auto
+        assert imbea._resolve(graph, "smaller") == smaller
+        assert parmbe.choose_side(graph, "auto") == (auto == "left")
+        assert cumbe_side(graph, "auto") == (auto == "left")
+        assert cumbe_side(graph, "larger") == (smaller != "left")
+
+
 CUMBE_LIMITS = """
 import json, sys
 from cumbe.engine import run

@@ -162,8 +162,8 @@ def test_one_job_many_shards_and_a_killed_one_is_redone_alone(tmp_path):
     starts = tmp_path / "starts"
     flag = tmp_path / "kill"
     flag.touch()
-    env = {"MBE_TEST_SHARD_LOG": str(starts), "MBE_TEST_KILL_SHARD": "1/3",
-           "MBE_TEST_KILL_FLAG": str(flag)}
+    env = {"MBEBENCH_TEST_SHARD_LOG": str(starts), "MBEBENCH_TEST_KILL_SHARD": "1/3",
+           "MBEBENCH_TEST_KILL_FLAG": str(flag)}
     res = _run_shards(path, receipt, [0, 1, 2], 3, env)
     assert res.returncode == 1 and not receipt.exists(), res.stderr
     err = res.stderr.strip().splitlines()[-1]
@@ -200,7 +200,7 @@ def test_a_shard_of_another_graph_or_run_is_run_again(tmp_path):
     folder = tmp_path / "R"
     folder.mkdir()
     starts = tmp_path / "starts"
-    env = {"MBE_TEST_SHARD_LOG": str(starts)}
+    env = {"MBEBENCH_TEST_SHARD_LOG": str(starts)}
     assert _run_shards(path, folder / "job-0-of-1.json", [0, 1], 2, env).returncode == 0
     # the graph changes (a new conversion): both shards run again
     g2 = csr.from_edges([0, 1, 1], [0, 0, 1], 2, 2)
@@ -216,7 +216,7 @@ def test_a_failing_shard_gives_an_error_row_and_the_gather_names_it(tmp_path):
     folder = tmp_path / "R"
     folder.mkdir()
     res = _run_shards(path, folder / "job-0-of-1.json", [0, 1, 2], 3,
-                      {"MBE_TEST_FAIL_SHARD": "2/3"})
+                      {"MBEBENCH_TEST_FAIL_SHARD": "2/3"})
     assert res.returncode == 0, res.stderr  # an engine's error is a row, like any run's
     rows = gather.load(folder, 3, dataset="D", run_id="imbea")
     assert [r["status"] for r in rows] == ["ok", "ok", "error"]

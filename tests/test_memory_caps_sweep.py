@@ -36,11 +36,12 @@ def test_the_smallest_cap_is_the_same_with_a_reused_preparation():
     """The sweep asks for a graph's smallest cap with the preparation it reuses."""
     import numpy as np
 
-    from cumbe import engine as E
+    from cumbe import engine as cumbe_engine
     from mbebench import csr
 
     rng = np.random.default_rng(3)
     left, right = rng.integers(0, 60, 900), rng.integers(0, 40, 900)
     g = csr.from_edges(left, right, 60, 40)
-    prep = E.prepare_for(g)
-    assert E.smallest_memory_gib(g, threads=128, prepared=prep) == E.smallest_memory_gib(g)
+    prep = cumbe_engine.prepare_for(g)
+    smallest = cumbe_engine.smallest_memory_gib
+    assert smallest(g, threads=128, prepared=prep) == smallest(g)

@@ -147,7 +147,7 @@ def test_the_gpu_clock_rate_is_read_in_khz():
 
 def test_a_block_wide_arena_holds_the_largest_task_whatever_its_need():
     from cumbe import buffers
-    from cumbe import grid as GR
+    from cumbe import grid
 
     for warps in (1, 2, 3, 4, 8):
         base = buffers.Plan(n_u=1000, n_v=800, n_edges=5000, n_tasks=900, k=24, blocks=1,
@@ -157,8 +157,8 @@ def test_a_block_wide_arena_holds_the_largest_task_whatever_its_need():
             aw = next(a for a in range(2, even + 2, 2) if a * warps >= even)
             one_block = buffers.nbytes(replace(base, blocks=1, arena_words=aw))
             needs = np.array([need, 2])
-            assert GR.smallest_bytes(needs, base) == one_block, (warps, need)
-            c = GR.choose(needs, base, 50, one_block)
+            assert grid.smallest_bytes(needs, base) == one_block, (warps, need)
+            c = grid.choose(needs, base, 50, one_block)
             assert c.plan.arena_words * warps >= even and c.bytes <= one_block, (warps, need)
 
 

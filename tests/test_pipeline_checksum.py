@@ -1,5 +1,5 @@
 """A changed ``sha256:`` of a finished dataset downloads it again (issue 33, break 1): the
-checksum is a recorded rule param (what is fetched), unlike where from (ingest.Untracked).
+checksum is a recorded rule param (what is fetched), unlike where from (dataset_status.Untracked).
 Only the download step of one dataset runs, so the test takes seconds."""
 
 from __future__ import annotations

@@ -34,7 +34,7 @@ pytestmark = pytest.mark.slow
 CPU_ONLY = {"parmbe": {"enabled": False}, "cumbe": {"enabled": False}}
 SUMMARY = "results/tables/summary.csv"  # the target: the plots would only cost time here
 
-# iMBEA, but a graph with more than 20 left vertices hangs while the file MBE_TEST_HANG
+# iMBEA, but a graph with more than 20 left vertices hangs while the file MBEBENCH_TEST_HANG
 # exists: a run that is surely still in flight when the test kills Snakemake.  The same
 # engine (the row's entry) serves the rerun, so no finished row is redone for a new entry.
 SLOW_IMBEA = '''\
@@ -45,9 +45,9 @@ from baselines.imbea import run as _imbea
 
 
 def run(graph, **params):
-    # MBE_TEST_HANG_ANY: every graph hangs, so the first run to start is the one that hangs
-    big = graph.n_left > 20 or os.environ.get("MBE_TEST_HANG_ANY")
-    while big and os.path.exists(os.environ["MBE_TEST_HANG"]):
+    # MBEBENCH_TEST_HANG_ANY: every graph hangs, so the first run to start is the one that hangs
+    big = graph.n_left > 20 or os.environ.get("MBEBENCH_TEST_HANG_ANY")
+    while big and os.path.exists(os.environ["MBEBENCH_TEST_HANG"]):
         time.sleep(0.2)
     return _imbea(graph, **params)
 '''
@@ -256,7 +256,8 @@ def _prepare_kill_workdir(tmp: Path) -> Path:
 
 def test_kill_9_mid_run_then_rerun_gives_the_same_tables(tmp_path):
     hang = tmp_path / "hang"
-    env = {**_fake_engine_env(tmp_path, imbea="mbe_slow_imbea:run"), "MBE_TEST_HANG": str(hang)}
+    env = {**_fake_engine_env(tmp_path, imbea="mbe_slow_imbea:run"),
+           "MBEBENCH_TEST_HANG": str(hang)}
     reference = _prepare_kill_workdir(tmp_path / "reference")
     _snakemake(reference, SUMMARY, env=env)
 
@@ -431,7 +432,7 @@ def test_timed_runs_never_overlap_unless_the_limit_is_relaxed(tmp_path):
     intervals = tmp_path / "intervals.txt"
     env = {**_fake_engine_env(tmp_path, imbea="fake_engines:logged",
                               parmbe="fake_engines:logged"),
-           "MBE_TEST_INTERVALS": str(intervals)}
+           "MBEBENCH_TEST_INTERVALS": str(intervals)}
     overlay = {"only": ["crown-8", "hubs"],
                "engines": {"repeats": 1, "parmbe": {"processes": [1]},
                            "cumbe": {"enabled": False}}}
@@ -477,8 +478,8 @@ def test_ctrl_c_tells_runs_that_never_started_from_runs_that_failed(tmp_path):
     so whichever the scheduler starts first is the one interrupted, and the other iMBEA runs
     cannot have started (one job at a time)."""
     hang = tmp_path / "hang"
-    env = {**_fake_engine_env(tmp_path, imbea="mbe_slow_imbea:run"), "MBE_TEST_HANG": str(hang),
-           "MBE_TEST_HANG_ANY": "1"}
+    env = {**_fake_engine_env(tmp_path, imbea="mbe_slow_imbea:run"),
+           "MBEBENCH_TEST_HANG": str(hang), "MBEBENCH_TEST_HANG_ANY": "1"}
     work = _workdir(tmp_path / "w", {**KILL_OVERLAY, "engines": {
         "repeats": 1, "parmbe": {"processes": [1]}, "cumbe": {"enabled": False}}})
     _dense_edge_list(work / ".test" / "graphs" / "out.dense", 40, 0.5, seed=3)
@@ -522,8 +523,8 @@ def test_a_run_that_finished_while_snakemake_stopped_is_not_run_again(tmp_path):
     `--rerun-incomplete` ran the engine again.  The stopped run keeps the row's copy, and the
     job of the next run writes it instead of running the engine."""
     hang = tmp_path / "hang"
-    env = {**_fake_engine_env(tmp_path, imbea="mbe_slow_imbea:run"), "MBE_TEST_HANG": str(hang),
-           "MBE_TEST_HANG_ANY": "1"}
+    env = {**_fake_engine_env(tmp_path, imbea="mbe_slow_imbea:run"),
+           "MBEBENCH_TEST_HANG": str(hang), "MBEBENCH_TEST_HANG_ANY": "1"}
     work = _workdir(tmp_path / "w", {"only": ["crown-8"], "engines": {"repeats": 1,
                                                                       **CPU_ONLY}})
     row_path, log = (work / ".test/results/runs/crown-8/imbea.json",

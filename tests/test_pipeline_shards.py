@@ -58,9 +58,9 @@ def test_a_killed_shard_is_redone_alone_and_the_gathered_row_is_the_whole_runs(t
     starts, flag = tmp_path / "starts", tmp_path / "kill"
     env = {**fake_engine_env(tmp_path, {"imbea": "fake_engines:shards_imbea",
                                         "parmbe": "fake_engines:shards_imbea"}),
-           "MBE_TEST_SHARD_LOG": str(starts), "MBE_TEST_KILL_FLAG": str(flag),
-           "MBE_TEST_KILL_SHARD": "hubs imbea shard 1/3,hubs-job imbea shard 1/3",
-           "MBE_TEST_FAIL_SHARD": "hubs parmbe-p1 shard 2/3"}
+           "MBEBENCH_TEST_SHARD_LOG": str(starts), "MBEBENCH_TEST_KILL_FLAG": str(flag),
+           "MBEBENCH_TEST_KILL_SHARD": "hubs imbea shard 1/3,hubs-job imbea shard 1/3",
+           "MBEBENCH_TEST_FAIL_SHARD": "hubs parmbe-p1 shard 2/3"}
 
     # 1: two shards are killed from outside (no row, their jobs fail), one fails (a row)
     flag.touch()

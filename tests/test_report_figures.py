@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from rowfactory import cumbe, imbea, parmbe
 
-from mbebench import ingest, rows
+from mbebench import dataset_status, rows
 from mbebench.report import breakdown, scaling, time_vs_size, workload, write_figures
 from mbebench.report.select import without_paths
 
@@ -146,7 +146,7 @@ def test_time_vs_size_is_log_log_with_markers_per_configuration_and_no_lines(tmp
 def test_the_device_result_set_renders_with_nothing_cut_off(tmp_path):
     loaded = rows.load_rows(RESULT / "runs")
     metas = sorted((RESULT / "csr").glob("*.json")) if (RESULT / "csr").is_dir() else []
-    unav = {**ingest.unavailable_datasets(metas), **rows.unavailable(loaded)}
+    unav = {**dataset_status.unavailable_datasets(metas), **rows.unavailable(loaded)}
     order = list(dict.fromkeys(r["dataset"] for r in loaded))
     for module in (workload, breakdown, scaling, time_vs_size):
         info = module.plot(loaded, order, tmp_path / "x.png", tmp_path / "x.pdf", unav)

@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 from mdtable import tables as md_tables
 
-from mbebench import ingest, rows
+from mbebench import dataset_status, rows
 from mbebench.report import write_tables
 
 DATA = Path(__file__).parent / "data" / "tiny"
@@ -41,8 +41,9 @@ TEX_CELLS = {r"\emph{Geo.\ mean}": "Geo. mean"}  # pandas escapes text, no marku
 def written(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("tables")
     metas = sorted(DATA.glob("csr/*.json"))
-    write_tables(rows.load_rows(DATA / "runs"), DATASETS, out, meta=ingest.graph_sizes(metas),
-                 unavailable=ingest.unavailable_datasets(metas))
+    write_tables(rows.load_rows(DATA / "runs"), DATASETS, out,
+                 meta=dataset_status.graph_sizes(metas),
+                 unavailable=dataset_status.unavailable_datasets(metas))
     return out
 
 

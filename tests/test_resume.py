@@ -18,7 +18,7 @@ def _row(**kw) -> dict:
            "variant": None, "timed": True, "entry": "baselines.imbea:run", "command": None,
            "repeats": 1, "timeout_s": 60.0, "simulated": False, "csr": "3x3/5/crc32:00000001",
            "params": {"side": "smaller", "shard": "0/1"}, "status": "ok", "count": 4,
-           "started_at": "2026-11-27T15:00:00+00:00"}
+           "algo_s": [0.5], "started_at": "2026-11-27T15:00:00+00:00"}
     row.update(kw)
     return row
 

@@ -204,3 +204,37 @@ def test_graph_meta_and_order():
             imbea("Z")]
     assert graph_meta(rows)["B"] == {"n_left": 1, "n_right": 2, "n_edges": 2}
     assert ordered_datasets(rows, ["C", "B"]) == ["C", "B", "Z"]
+
+
+def test_every_committed_row_fits_the_schema():
+    """The benchmark folders' and the test data's rows: one schema for all of them."""
+    from pathlib import Path
+
+    from mbebench.row_schema import problem
+
+    repo = Path(__file__).resolve().parents[1]
+    rows = []
+    for path in [*repo.glob("benchmarks/**/*.json"), *repo.glob("tests/data/**/*.json")]:
+        try:
+            obj = json.loads(path.read_text())
+        except ValueError:
+            continue
+        if isinstance(obj, dict) and {"dataset", "run_id", "engine", "status"} <= obj.keys():
+            rows.append((path, obj))
+    for path in repo.glob("benchmarks/**/*.jsonl"):
+        for line in path.read_text().splitlines():
+            obj = json.loads(line) if line.startswith("{") else None
+            if isinstance(obj, dict) and {"dataset", "run_id", "engine", "status"} <= obj.keys():
+                rows.append((path, obj))
+    assert len(rows) > 50
+    assert [(str(p), problem(r)) for p, r in rows if problem(r)] == []
+
+
+def test_a_malformed_engine_result_becomes_an_error_row():
+    from mbebench.row_schema import checked_or_error
+
+    good = imbea("A", count=3)
+    assert checked_or_error(good) is good
+    bad = checked_or_error({**good, "count": -1})
+    assert bad["status"] == "error" and "'count'" in bad["message"]
+    assert validate_row(bad) == bad

@@ -45,7 +45,8 @@ def _alive(pid: int) -> bool:
 
 
 def _pids(path: Path, n: int, within_s: float = 60) -> list[int]:
-    """The n pids fake_engines wrote to $MBE_TEST_PIDS (only the processes this test started)."""
+    """The n pids fake_engines wrote to $MBEBENCH_TEST_PIDS (only the processes this test
+    started)."""
     deadline = time.monotonic() + within_s
     while time.monotonic() < deadline:
         pids = [int(x) for x in path.read_text().split()] if path.exists() else []
@@ -83,7 +84,7 @@ def test_timeout_kills_the_whole_process_group(graph_file, tmp_path):
     pid_file = tmp_path / "pids"
     # the engine and its grandchild sleep 60 s: only the kill can end the run sooner
     t0 = time.monotonic()
-    row = _run(path, "fake_engines:sleepy", timeout=2, env={"MBE_TEST_PIDS": str(pid_file)})
+    row = _run(path, "fake_engines:sleepy", timeout=2, env={"MBEBENCH_TEST_PIDS": str(pid_file)})
     assert time.monotonic() - t0 < 50
     assert row["status"] == "timeout" and row["count"] is None
     assert "2 s" in row["message"]
@@ -216,7 +217,7 @@ def test_child_dies_with_the_runner(graph_file, tmp_path):
     )
     pid_file = tmp_path / "pids"
     parent = subprocess.Popen([sys.executable, "-c", script],
-                              env={**os.environ, **ENV, "MBE_TEST_PIDS": str(pid_file)})
+                              env={**os.environ, **ENV, "MBEBENCH_TEST_PIDS": str(pid_file)})
     try:
         (engine,) = _pids(pid_file, 1)
     finally:

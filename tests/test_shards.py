@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from baselines import imbea, parmbe
-from mbebench import shard as SH
+from mbebench import shard as sharding
 from mbebench.csr import from_edges, write_csr
 from mbebench.oracle import count_and_fingerprint, maximal_bicliques
 
@@ -62,14 +62,14 @@ def summed(results):
 @pytest.mark.parametrize("text,want", [("0/1", (0, 1)), ("2/3", (2, 3)), (" 6 / 7 ", (6, 7)),
                                        ("63/64", (63, 64))])
 def test_parse(text, want):
-    assert SH.parse(text) == want
+    assert sharding.parse(text) == want
 
 
 @pytest.mark.parametrize("bad", ["1/1", "3/2", "0/0", "-1/2", "1", "a/b", "", "0/1/2", "1.0/2",
                                  None, 3])
 def test_bad_shard_is_a_one_line_error_naming_it(bad):
     with pytest.raises(ValueError) as e:
-        SH.parse(bad)
+        sharding.parse(bad)
     msg = str(e.value)
     assert "\n" not in msg and repr(bad) in msg and "i/n" in msg
 
@@ -77,29 +77,29 @@ def test_bad_shard_is_a_one_line_error_naming_it(bad):
 @pytest.mark.parametrize("n", NS)
 def test_partition_covers_every_task_exactly_once(n):
     costs = np.random.default_rng(n).pareto(1.2, 500) * 100
-    parts = [SH.select(costs, i, n) for i in range(n)]
+    parts = [sharding.select(costs, i, n) for i in range(n)]
     together = np.concatenate(parts)
     assert together.size == costs.size  # nothing doubled ...
     assert np.array_equal(np.sort(together), np.arange(costs.size))  # ... nothing dropped
     for i, p in enumerate(parts):
         assert np.array_equal(p, np.sort(p))
-        assert np.all(SH.assign(costs, n)[p] == i)
+        assert np.all(sharding.assign(costs, n)[p] == i)
 
 
 def test_partition_is_deterministic_and_lpt():
     # by hand: 5 -> s0, 4 -> s1, 3 -> s1 (4 < 5), 3 -> s0 (5 < 7), 1 -> s1 (7 < 8)
     costs = [5, 4, 3, 3, 1]
-    assert SH.assign(costs, 2).tolist() == [0, 1, 1, 0, 1]
-    assert SH.select(costs, 0, 2).tolist() == [0, 3]
+    assert sharding.assign(costs, 2).tolist() == [0, 1, 1, 0, 1]
+    assert sharding.select(costs, 0, 2).tolist() == [0, 3]
     rng = np.random.default_rng(0)
     costs = rng.integers(0, 1000, 3000)
-    first = SH.assign(costs, 7)
-    assert np.array_equal(first, SH.assign(costs.copy(), 7))
-    assert np.array_equal(first, SH.assign(costs.astype(np.float64), 7))
+    first = sharding.assign(costs, 7)
+    assert np.array_equal(first, sharding.assign(costs.copy(), 7))
+    assert np.array_equal(first, sharding.assign(costs.astype(np.float64), 7))
     # another process computes the same partition (no hash seeds, no dict orders)
-    code = ("import numpy as np, sys; from mbebench import shard as SH; "
+    code = ("import numpy as np, sys; from mbebench import shard as sharding; "
             "c = np.random.default_rng(0).integers(0, 1000, 3000); "
-            "sys.stdout.write(SH.assign(c, 7).tobytes().hex())")
+            "sys.stdout.write(sharding.assign(c, 7).tobytes().hex())")
     p = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True,
                        env={**os.environ, "PYTHONHASHSEED": "123"}, timeout=120)
     assert p.returncode == 0, p.stderr
@@ -111,7 +111,7 @@ def test_balanced_by_cost_not_by_count():
     # tasks, or round-robin) would give shard 0 (or every shard) a wildly unequal cost
     n = 8
     costs = np.array([1000.0] * 8 + [1.0] * 8000)
-    shard_of = SH.assign(costs, n)
+    shard_of = sharding.assign(costs, n)
     loads = np.bincount(shard_of, weights=costs, minlength=n)
     assert loads.max() <= 1.01 * loads.mean()
     blocks = np.array_split(costs, n)  # what count-balancing would do
@@ -124,39 +124,39 @@ def test_balanced_by_cost_not_by_count():
 def test_greedy_bound_on_heavy_tailed_costs(n):
     # list scheduling: no shard exceeds the mean by more than the largest task
     costs = np.random.default_rng(n).pareto(0.8, 4000)
-    loads = np.bincount(SH.assign(costs, n), weights=costs, minlength=n)
+    loads = np.bincount(sharding.assign(costs, n), weights=costs, minlength=n)
     assert np.isclose(loads.sum(), costs.sum())
     assert loads.max() <= costs.sum() / n + costs.max() + 1e-9
 
 
 def test_equal_costs_spread_over_shards():
-    assert np.bincount(SH.assign(np.zeros(10), 3)).tolist() == [4, 3, 3]
+    assert np.bincount(sharding.assign(np.zeros(10), 3)).tolist() == [4, 3, 3]
 
 
 def test_guided_targets_halve_and_sum_to_one():
-    t = SH.guided_targets(2, 4)
+    t = sharding.guided_targets(2, 4)
     assert t.tolist() == [0.25, 0.25, 0.125, 0.125, 0.0625, 0.0625, 0.0625, 0.0625]
-    assert SH.guided_targets(3, 1).tolist() == pytest.approx([1 / 3] * 3)
+    assert sharding.guided_targets(3, 1).tolist() == pytest.approx([1 / 3] * 3)
     for d, m in ((1, 1), (2, 2), (3, 5), (8, 6)):
-        t = SH.guided_targets(d, m)
+        t = sharding.guided_targets(d, m)
         assert t.size == d * m and t.sum() == pytest.approx(1.0)
         assert (np.diff(t) <= 0).all() and t[-1] == t[-d - 1 if m > 1 else -1]
     with pytest.raises(ValueError, match="at least one device"):
-        SH.guided_targets(2, 0)
+        sharding.guided_targets(2, 0)
 
 
 def test_weighted_partition_meets_unequal_shares():
     costs = np.random.default_rng(3).pareto(1.5, 20000)
-    t = SH.guided_targets(2, 4)
-    where = SH.assign_weighted(costs, t)
+    t = sharding.guided_targets(2, 4)
+    where = sharding.assign_weighted(costs, t)
     assert set(np.unique(where)) == set(range(t.size))  # every task in exactly one shard
     shares = np.bincount(where, weights=costs, minlength=t.size) / costs.sum()
     # list scheduling towards shares: off by at most the largest task
     assert np.abs(shares - t).max() <= costs.max() / costs.sum() + 1e-9
     # equal shares are the plain partition (the same tie-breaks)
-    assert (SH.assign_weighted(costs, np.ones(7)) == SH.assign(costs, 7)).all()
+    assert (sharding.assign_weighted(costs, np.ones(7)) == sharding.assign(costs, 7)).all()
     with pytest.raises(ValueError, match="targets must be positive"):
-        SH.assign_weighted(costs, [1.0, 0.0])
+        sharding.assign_weighted(costs, [1.0, 0.0])
 
 
 # --- iMBEA ----------------------------------------------------------------------
@@ -212,15 +212,15 @@ def test_pieces_of_pieces_partition_the_branches():
     # piece k of nk takes the level-0 branches b = k (mod nk); splitting an item again
     # must deal out exactly its branches, each to one new piece
     ks, nks, m = np.array([0, 1, 2, 0]), np.array([1, 3, 3, 1]), np.array([2, 1, 4, 1])
-    src, k, nk = SH.split_pieces(ks, nks, m)
+    src, k, nk = sharding.split_pieces(ks, nks, m)
     assert src.tolist() == [0, 0, 1, 2, 2, 2, 2, 3]
     for j in range(ks.size):
         mine = list(zip(k[src == j].tolist(), nk[src == j].tolist()))
         for b in range(72):
             hits = sum(1 for kk, nn in mine if b % nn == kk)
             assert hits == (1 if b % nks[j] == ks[j] else 0), (j, b)
-    assert SH.piece_counts([10.0, 3.0, 0.0], 4.0, 2).tolist() == [2, 1, 1]
-    assert SH.piece_counts([10.0], 4.0, 1).tolist() == [1]
+    assert sharding.piece_counts([10.0, 3.0, 0.0], 4.0, 2).tolist() == [2, 1, 1]
+    assert sharding.piece_counts([10.0], 4.0, 1).tolist() == [1]
 
 
 def test_cumbe_heavy_task_spreads_over_shards_in_pieces_that_partition_it():

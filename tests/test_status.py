@@ -35,7 +35,8 @@ def _put(root: Path, rel: str, text: str, age_s: float = 0.0) -> Path:
 
 def _row(status_, **kw):
     row = {"dataset": "A", "run_id": "x", "engine": "imbea", "status": status_,
-           "count": 12 if status_ == "ok" else None, "algo_s_median": 0.25, "message": None}
+           "count": 12 if status_ == "ok" else None, "algo_s": [0.25], "algo_s_median": 0.25,
+           "message": None}
     row.update(kw)
     return json.dumps(row)
 

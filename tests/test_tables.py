@@ -283,7 +283,7 @@ def test_write_all_writes_mismatches_without_failing(tmp_path):
     paths = write_tables(scenario(with_mismatch=False), DATASETS, tmp_path / "ok")
     assert [p.name for p in paths] == ["summary.csv", "summary.md", "speedup.csv",
                                        "speedup.md", "speedup.tex", "vs_paper.csv",
-                                       "vs_paper_speedups.csv", "vs_paper.md"]
+                                       "vs_paper.md", "vs_paper_speedups.csv"]
     assert all(p.is_file() for p in paths)
     assert "MISMATCH" not in (tmp_path / "ok" / "speedup.md").read_text()
 

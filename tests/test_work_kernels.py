@@ -14,7 +14,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "benchmarks" / "cpu"))
 
-import work_analysis as WA  # noqa: E402
+import work_analysis  # noqa: E402
 
 from mbebench.csr import from_edges  # noqa: E402
 from mbebench.oracle import count_and_fingerprint  # noqa: E402
@@ -40,7 +40,7 @@ def _graphs():
 
 
 GRAPHS = _graphs()
-VARIANTS = list(WA.PRESETS) + [
+VARIANTS = list(work_analysis.PRESETS) + [
     "imbea:side=other,check=1,twin=0,buildq=1",
     "parmbe:side=other,order=random,skip=0",
     "imbea:order=random,twin=2,wmode=1",
@@ -50,7 +50,7 @@ VARIANTS = list(WA.PRESETS) + [
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_variant_matches_oracle(variant):
     for g in GRAPHS:
-        r = WA.run_variant(g, variant)
+        r = work_analysis.run_variant(g, variant)
         want = count_and_fingerprint(g)
         assert (r["count"], int(r["fingerprint"], 16)) == want, (variant, g)
         c = r["counters"]
@@ -60,8 +60,8 @@ def test_variant_matches_oracle(variant):
 
 def test_parse_rejects_unsupported_combinations():
     with pytest.raises(ValueError):
-        WA.parse_variant("imbea:check=1,twin=1")
+        work_analysis.parse_variant("imbea:check=1,twin=1")
     with pytest.raises(ValueError):
-        WA.parse_variant("imbea:buildq=0")
+        work_analysis.parse_variant("imbea:buildq=0")
     with pytest.raises(ValueError):
-        WA.parse_variant("parmbe:twin=1")
+        work_analysis.parse_variant("parmbe:twin=1")

@@ -63,7 +63,7 @@ def reference(text: str):
 # spec, with another function as its entry.
 SITECUSTOMIZE = '''\
 import os
-_spec = os.environ.get("MBE_TEST_ENGINES")
+_spec = os.environ.get("MBEBENCH_TEST_ENGINES")
 if _spec:
     import dataclasses
     import sys
@@ -91,4 +91,4 @@ def fake_engine_env(tmp: Path, engines: dict[str, str],
         (site / name).write_text(text)
     path = os.pathsep.join([str(site), str(TESTS), os.environ.get("PYTHONPATH", "")])
     spec = ",".join(f"{k}={v}" for k, v in engines.items())
-    return {**os.environ, "PYTHONPATH": path, "MBE_TEST_ENGINES": spec}
+    return {**os.environ, "PYTHONPATH": path, "MBEBENCH_TEST_ENGINES": spec}

@@ -118,7 +118,7 @@ def _common_options() -> dict:
 def render() -> str:
     """The page, from the schema on disk and the registered engines."""
     sys.path.insert(0, str(REPO))
-    from mbebench import engine
+    from mbebench import engine, envvars
 
     schema = yaml.safe_load(SCHEMA.read_text())
     out = [HEADER, "## Top-level keys", "", *TABLE, *_rows(schema["properties"], ""), ""]
@@ -133,7 +133,23 @@ def render() -> str:
         out += _engine_section(engine.get_spec(name))
     out += ["Your own engine (a Python function or a command-line program) is an entry with",
             "`module:` or `command:`: [engines.md](engines.md).", ""]
+    out += ["## Environment variables", "",
+            "All begin with `MBEBENCH_`; the older name in the last column is still read when "
+            "the new one is not set.", "",
+            "| variable | what | older name |", "|---|---|---|",
+            *[f"| `{name}` | {_text(what)} | {_old_name(name)} |"
+              for name, what in envvars.VARIABLES.items()], "",
+            "The kernel's build switches for its developers (`CUMBE_LINEINFO`, `CUMBE_NOINLINE`, "
+            "`CUMBE_DEBUGINFO`, `CUMBE_MIN_BLOCKS`, read in `cumbe/kernel/`) keep their names.",
+            ""]
     return "\n".join(out)
+
+
+def _old_name(name: str) -> str:
+    from mbebench import envvars
+
+    old = envvars.OLD_NAMES.get(name)
+    return f"`{old}`" if old else ""
 
 
 def main() -> int:

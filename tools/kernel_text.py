@@ -54,18 +54,18 @@ def main(argv: list[str]) -> int:
         compute_capability = (9, 0)
 
     nd.get_current_device = lambda: _CC90()  # no device here: compile for sm_90
-    from cumbe import buffers as B
-    from cumbe import kernel as K
+    from cumbe import buffers
+    from cumbe import kernel
     from cumbe.variants import ABLATIONS
 
-    plan = B.Plan(1, 1, 1, 1, 1, 1, 1, 2)
-    sig = tuple(types.Array(from_dtype(b.dtype), len(b.shape(plan)), "C") for b in B.SPEC)
+    plan = buffers.Plan(1, 1, 1, 1, 1, 1, 1, 2)
+    sig = tuple(types.Array(from_dtype(b.dtype), len(b.shape(plan)), "C") for b in buffers.SPEC)
     ptxas = os.path.join(os.environ["CUDA_HOME"], "bin", "ptxas")
     for spec in argv or ["cuMBE"]:
         variant, *flags = spec.split("-")
         rs, es, ws = ABLATIONS[variant]
         t = time.time()
-        kern = K.build(rs=rs, es=es, ws=ws, instr="instr" in flags, threads=128,
+        kern = kernel.build(rs=rs, es=es, ws=ws, instr="instr" in flags, threads=128,
                        pieces="pieces" in flags, compact="compact" in flags, cache=False)
         ptx, _ = cuda.compile_ptx(kern.py_func, sig, cc=(9, 0))
         with tempfile.TemporaryDirectory() as d:

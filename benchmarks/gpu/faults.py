@@ -14,7 +14,7 @@ Checks (docs/reliability.md, "cuMBE on the GPU"):
   oom-tight        the hog leaves the estimate + 4 MiB: the check passes; an allocation
                    (or the launch) fails -> memory/launch error naming the file; if the run
                    fits after all, its count must be right
-  launch-runner    cooperative grid of max+1 blocks (test hook CUMBE_TEST_UNCLAMPED_GRID=1)
+  launch-runner    cooperative grid of max+1 blocks (test hook MBEBENCH_TEST_UNCLAMPED_GRID=1)
                    through the runner -> `error` row naming grid and driver error, no count
   launch-engine    the same in this process -> LaunchError, no result
   launch-invalid   a tiny kernel through checked_launch with 2048 threads per block -> LaunchError

@@ -280,7 +280,7 @@ def main() -> int:
     if a.tiny:
         # before numba.cuda is imported anywhere: the simulator, two fake devices
         os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
-        os.environ.setdefault("CUMBE_SIM_DEVICES", "2")
+        os.environ.setdefault("MBEBENCH_SIM_DEVICES", "2")
     if a.parmbe_child:
         return parmbe_child(a)
     out = Path(a.out)

@@ -23,12 +23,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+from mbebench import paths
 from mbebench.csr import CSRGraph
 from mbebench.engine import EngineResult, EngineSkipped
 from mbebench.published import build, fetch, inputs, output
 from mbebench.published.codes import CODES, Code
 
-ENGINES_DIR = "resources/engines"
+ENGINES_DIR = paths.ENGINES
 
 
 class PublishedError(RuntimeError):

@@ -48,7 +48,7 @@ def download(repo: Repo, root: str | Path, *, github_url: str = GITHUB, retry: s
     Returns the receipt: ``status`` ``ok`` (with ``tree_sha256``) or ``failed`` with the
     one-line ``reason`` (a download that failed for good, or an archive that is not the
     pinned source).  The archive stays only when it verified.  ``retry`` is the pipeline's
-    retry token (:func:`mbebench.ingest.retry_token`), kept in the receipt."""
+    retry token (:func:`mbebench.dataset_status.retry_token`), kept in the receipt."""
     dest = archive_path(root, repo)
     dest.parent.mkdir(parents=True, exist_ok=True)
     url = repo.url(github_url or GITHUB)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mbebench import ingest
+from mbebench import dataset_status, paths
 from mbebench.published import build, fetch
 from mbebench.published.codes import CODES
 from mbebench.published.engine import ENGINES_DIR
@@ -21,7 +21,7 @@ def build_receipt(engine: str) -> str | None:
 
 
 def download_receipt(code: str) -> str:
-    return f"{ENGINES_DIR}/archives/{CODES[code].repo.slug}.json"
+    return paths.published_receipt(CODES[code].repo.slug)
 
 
 def slugs() -> list[str]:
@@ -34,18 +34,18 @@ def names() -> list[str]:
 
 def download_retry(slug: str) -> str:
     """The download's retry token: the next number while its receipt says failed."""
-    return ingest.retry_token(f"{ENGINES_DIR}/archives/{slug}.json")
+    return dataset_status.retry_token(paths.published_receipt(slug))
 
 
 def build_retry(code: str, commit: str) -> str:
     """The build's retry token: the next number while its receipt says failed, so that a
     fixed toolchain builds the code on the next run.  A skipped build (no toolchain or GPU
     here) stays: it would be skipped again, and its runs' skipped rows redone every time."""
-    path = f"{ENGINES_DIR}/{code}-{commit}/build.json"
-    receipt = ingest.read_status(path)
+    path = paths.build_receipt(code, commit)
+    receipt = dataset_status.read_status(path)
     if receipt is not None and receipt.get("status") == "skipped":
         return str(receipt.get("retry", 0))
-    return ingest.retry_token(path)
+    return dataset_status.retry_token(path)
 
 
 def built(code: str) -> bool:

@@ -8,7 +8,9 @@ are chosen by their fields, never by their names):
 - figures: :mod:`.workload` (Fig. 6), :mod:`.breakdown` (Fig. 7), :mod:`.scaling`
   (ParMBE), :mod:`.time_vs_size`;
 - :mod:`.fmt` renders tables (pandas: Markdown through tabulate, ``Styler.to_latex``),
-  :mod:`.figure` holds what every figure shares.
+  :mod:`.figure` holds what every figure shares;
+- :mod:`.registry` lists every table and figure once (name, formats, module, rule,
+  caption): the rules and the functions below take their file names from it.
 
 :func:`write_tables` is what ``python -m mbebench tables`` calls, :func:`write_figures`
 ``python -m mbebench plots``.  Neither fails on a mismatch:
@@ -18,13 +20,16 @@ the tables, outputs of another rule, stay on disk as the evidence.
 
 from __future__ import annotations
 
+import importlib
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-TABLE_FILES = ("summary.csv", "summary.md", "speedup.csv", "speedup.md", "speedup.tex",
-               "vs_paper.csv", "vs_paper_speedups.csv", "vs_paper.md")
-FIGURES = ("workload", "breakdown", "scaling", "time_vs_size")
+from mbebench.report.registry import BY_NAME, of_rule
+
+# the names of the files the tables and plots rules write (mbebench.report.registry)
+TABLE_FILES = tuple(Path(f).name for o in of_rule("tables") for f in o.files())
+FIGURES = tuple(o.name for o in of_rule("plots"))
 
 
 def write_tables(rows: Sequence[Mapping], datasets: Sequence[str], out_dir: str | os.PathLike,
@@ -35,11 +40,17 @@ def write_tables(rows: Sequence[Mapping], datasets: Sequence[str], out_dir: str 
     from mbebench.report import speedup, summary, vs_paper
 
     rows = list(rows)
-    paths = [Path(out_dir) / n for n in TABLE_FILES]
-    summary.write_summary(summary.summary_table(rows, datasets, meta, unavailable), *paths[:2])
-    speedup.write_speedup(speedup.speedup_table(rows, datasets, meta, unavailable), *paths[2:5])
-    vs_paper.write_vs_paper(rows, *paths[5:8], meta=meta)
-    return paths
+
+    def path(name: str, fmt: str) -> Path:
+        return Path(BY_NAME[name].file(fmt, out_dir))
+
+    summary.write_summary(summary.summary_table(rows, datasets, meta, unavailable),
+                          path("summary", "csv"), path("summary", "md"))
+    speedup.write_speedup(speedup.speedup_table(rows, datasets, meta, unavailable),
+                          path("speedup", "csv"), path("speedup", "md"), path("speedup", "tex"))
+    vs_paper.write_vs_paper(rows, path("vs_paper", "csv"), path("vs_paper_speedups", "csv"),
+                            path("vs_paper", "md"), meta=meta)
+    return [Path(out_dir) / name for name in TABLE_FILES]
 
 
 def write_figures(rows: Sequence[Mapping], datasets: Sequence[str],
@@ -47,7 +58,6 @@ def write_figures(rows: Sequence[Mapping], datasets: Sequence[str],
                   unavailable: Mapping[str, str] | None = None) -> list[Path]:
     """Each figure of :data:`FIGURES` as .png and .pdf under ``out_dir``; the unavailable
     datasets (the rows' and ``unavailable``: dataset -> reason) listed under each."""
-    from mbebench.report import breakdown, scaling, time_vs_size, workload
     from mbebench.report.select import ordered_datasets
     from mbebench.report.select import unavailable as unavailable_of
 
@@ -57,7 +67,9 @@ def write_figures(rows: Sequence[Mapping], datasets: Sequence[str],
     unav = {ds: merged[ds] for ds in order if ds in merged}
     out = Path(out_dir)
     paths: list[Path] = []
-    for name, module in zip(FIGURES, (workload, breakdown, scaling, time_vs_size)):
-        info = module.plot(rows, datasets, out / f"{name}.png", out / f"{name}.pdf", unav)
+    for figure in of_rule("plots"):
+        png, pdf = (Path(figure.file(fmt, out)) for fmt in ("png", "pdf"))
+        module = importlib.import_module(f"mbebench.report.{figure.module}")
+        info = module.plot(rows, datasets, png, pdf, unav)
         paths += info["paths"]
     return paths

@@ -3,39 +3,17 @@ rule tables:
         rows=ROWS,
         meta=METAS,
     output:
-        report(
-            "results/tables/summary.csv",
-            caption="../report/summary.rst",
-            category="Tables",
-        ),
-        "results/tables/summary.md",
-        report(
-            "results/tables/speedup.csv",
-            caption="../report/speedup.rst",
-            category="Tables",
-        ),
-        "results/tables/speedup.md",
-        "results/tables/speedup.tex",
-        report(
-            "results/tables/vs_paper.csv",
-            caption="../report/vs_paper.rst",
-            category="Tables",
-        ),
-        "results/tables/vs_paper.md",
-        report(
-            "results/tables/vs_paper_speedups.csv",
-            caption="../report/vs_paper_speedups.rst",
-            category="Tables",
-        ),
+        report_registry.rule_outputs("tables", report),
     params:
         datasets=DATASETS,
+        out_dir=lambda wildcards, output: os.path.dirname(output[0]),
     log:
-        "logs/tables.log",
+        paths.step_log("tables"),
     conda:
         "../envs/mbe.yaml"
     shell:
         "python -m mbebench tables --rows {input.rows:q} --meta {input.meta:q}"
-        " --datasets {params.datasets:q} --out-dir results/tables 2> {log:q}"
+        " --datasets {params.datasets:q} --out-dir {params.out_dir:q} 2> {log:q}"
 
 
 # Apart from the tables rule, so that tables showing a mismatch or an unavailable
@@ -48,12 +26,12 @@ rule check_counts:
         meta=METAS,
         after=TABLES + PLOTS + [CLOSING],
     output:
-        report(CHECK, caption="../report/agreement.rst", category="Tables"),
+        report_registry.rule_outputs("check_counts", report),
     params:
         # which outcomes fail the run (mbebench/closing.py)
         fail_on=config["fail_on"],
     log:
-        "logs/check_counts.log",
+        paths.step_log("check_counts"),
     conda:
         "../envs/mbe.yaml"
     shell:
@@ -68,13 +46,13 @@ rule closing:
         rows=ROWS,
         meta=METAS,
     output:
-        report(CLOSING, caption="../report/closing.rst", category="Tables"),
+        report_registry.rule_outputs("closing", report),
     params:
         fail_on=config["fail_on"],
         # the runs the plan left out (process counts above the cores), each with its reason
         dropped=lambda wc: shlex.join(["--dropped", *DROPPED]) if DROPPED else "",
     log:
-        "logs/closing.log",
+        paths.step_log("closing"),
     conda:
         "../envs/mbe.yaml"
     shell:
@@ -87,36 +65,14 @@ rule plots:
         rows=ROWS,
         meta=METAS,
     output:
-        report(
-            "results/plots/workload.png",
-            caption="../report/workload.rst",
-            category="Plots",
-        ),
-        "results/plots/workload.pdf",
-        report(
-            "results/plots/breakdown.png",
-            caption="../report/breakdown.rst",
-            category="Plots",
-        ),
-        "results/plots/breakdown.pdf",
-        report(
-            "results/plots/scaling.png",
-            caption="../report/scaling.rst",
-            category="Plots",
-        ),
-        "results/plots/scaling.pdf",
-        report(
-            "results/plots/time_vs_size.png",
-            caption="../report/time_vs_size.rst",
-            category="Plots",
-        ),
-        "results/plots/time_vs_size.pdf",
+        report_registry.rule_outputs("plots", report),
     params:
         datasets=DATASETS,
+        out_dir=lambda wildcards, output: os.path.dirname(output[0]),
     log:
-        "logs/plots.log",
+        paths.step_log("plots"),
     conda:
         "../envs/mbe.yaml"
     shell:
         "python -m mbebench plots --rows {input.rows:q} --meta {input.meta:q}"
-        " --datasets {params.datasets:q} --out-dir results/plots 2> {log:q}"
+        " --datasets {params.datasets:q} --out-dir {params.out_dir:q} 2> {log:q}"

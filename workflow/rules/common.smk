@@ -8,8 +8,10 @@ import time
 
 from snakemake.exceptions import WorkflowError
 
-from mbebench import closing, configcheck, ingest, plan, resume, status
+from mbebench import closing, configcheck, dataset_status, paths, plan, resume, status
+from mbebench.dataset_status import Untracked
 from mbebench.published import pipeline as published
+from mbebench.report import registry as report_registry
 
 
 def _cluster_cores():
@@ -54,31 +56,16 @@ RUN_IDS = list(RUNS)
 # made do not each get a "Missing metadata" warning.
 REPORTING = plan.reporting(sys.argv)
 if REPORTING:
-    DATASETS = plan.on_disk(DATASETS, "results/csr/{}.json")
+    DATASETS = [d for d in DATASETS if os.path.exists(paths.meta(d))]
 
-TABLES = expand(
-    "results/tables/{name}",
-    name=[
-        "summary.csv",
-        "summary.md",
-        "speedup.csv",
-        "speedup.md",
-        "speedup.tex",
-        "vs_paper.csv",
-        "vs_paper.md",
-        "vs_paper_speedups.csv",
-    ],
-)
-PLOTS = expand(
-    "results/plots/{name}.{ext}",
-    name=["workload", "breakdown", "scaling", "time_vs_size"],
-    ext=["png", "pdf"],
-)
+# the report's files, from its registry (mbebench/report/registry.py)
+TABLES = report_registry.rule_files("tables")
+PLOTS = report_registry.rule_files("plots")
 ROWS = plan.planned_rows(DATASETS, RUNS)
 # The convert step's status of every dataset (sizes, or why it is unavailable)
-METAS = expand("results/csr/{dataset}.json", dataset=DATASETS)
-CHECK = "results/tables/agreement.txt"
-CLOSING = "results/tables/closing.txt"
+METAS = expand(paths.META, dataset=DATASETS)
+(CHECK,) = report_registry.rule_files("check_counts")
+(CLOSING,) = report_registry.rule_files("closing")
 FINAL = [CLOSING, CHECK]
 if REPORTING:
     ROWS = plan.on_disk(ROWS)
@@ -111,11 +98,11 @@ def source(wildcards):
 
 
 def receipt(dataset):
-    return f"resources/downloads/{dataset}.json"
+    return paths.receipt(dataset)
 
 
 def archive(dataset):
-    return f"resources/downloads/{dataset}.tar.bz2"
+    return paths.archive(dataset)
 
 
 def convert_input(wildcards):
@@ -126,8 +113,10 @@ def convert_input(wildcards):
     if src.kind == "path":
         return [src.location] if os.path.isfile(src.location) else []
     ds = wildcards.dataset
-    meta = f"results/csr/{ds}.json"
-    if ingest.converted(receipt(ds), meta, plan.graph_file(ds), src.sha256, src.name):
+    meta = paths.meta(ds)
+    if dataset_status.converted(
+        receipt(ds), meta, plan.graph_file(ds), src.sha256, src.name
+    ):
         # ancient: a download that re-runs (forced, a new version of its rule, or a failed
         # refresh that keeps the archive) does not by its time redo a finished conversion
         # and every engine run after it.  Only a finished one: Snakemake evaluates no trigger
@@ -146,12 +135,12 @@ def convert_source(wildcards):
 
 
 def download_retry(wildcards):
-    return ingest.retry_token(receipt(wildcards.dataset))
+    return dataset_status.retry_token(receipt(wildcards.dataset))
 
 
 def convert_retry(wildcards):
     ds = wildcards.dataset
-    return ingest.retry_token(f"results/csr/{ds}.json", need=[plan.graph_file(ds)])
+    return dataset_status.retry_token(paths.meta(ds), need=[plan.graph_file(ds)])
 
 
 def run_spec(wildcards):
@@ -165,7 +154,7 @@ def run_input(wildcards):
     ds = wildcards.dataset
     meta = checkpoints.convert.get(dataset=ds).output.meta
     files = {"meta": meta}
-    if ingest.unavailable_reason(meta) is None:
+    if dataset_status.unavailable_reason(meta) is None:
         files["csr"] = plan.graph_file(ds)
         if spec.input != "csr":
             files["export"] = plan.graph_file(ds, spec.input)
@@ -225,7 +214,7 @@ def shard_retry(wildcards):
     receipt = plan.shard_receipt(
         wildcards.dataset, wildcards.run_id, int(wildcards.job), int(wildcards.jobs)
     )
-    return ingest.retry_token(receipt, need=rows)
+    return dataset_status.retry_token(receipt, need=rows)
 
 
 def shards_runtime_min(wildcards):

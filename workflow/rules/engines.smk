@@ -2,13 +2,13 @@ rule run_engine:
     input:
         unpack(run_input),
     output:
-        "results/runs/{dataset}/{run_id}.json",
+        paths.ROW,
     wildcard_constraints:
         dataset=alternation(UNSHARDED),
     params:
         args=run_args,
         csr=lambda wc: plan.graph_file(wc.dataset),
-        meta=lambda wc: f"results/csr/{wc.dataset}.json",
+        meta=lambda wc: paths.meta(wc.dataset),
     threads: lambda wc: run_spec(wc).threads
     resources:
         gpu=lambda wc: run_spec(wc).gpu,
@@ -16,7 +16,7 @@ rule run_engine:
         mem_mb=run_mem_mb,
         timed_run=run_slot,
     log:
-        "logs/runs/{dataset}/{run_id}.log",
+        paths.RUN_LOG,
     conda:
         "../envs/mbe.yaml"
     shell:
@@ -32,11 +32,11 @@ rule run_shards:
     input:
         unpack(run_input),
     output:
-        "results/runs/{dataset}/{run_id}/job-{job}-of-{jobs}.json",
+        paths.JOB_RECEIPT,
     params:
         args=run_args,
         csr=lambda wc: plan.graph_file(wc.dataset),
-        meta=lambda wc: f"results/csr/{wc.dataset}.json",
+        meta=lambda wc: paths.meta(wc.dataset),
         shards=job_shards,
         n=lambda wc: sharding(wc).n,
         # a shard row that went missing runs the job again
@@ -48,7 +48,7 @@ rule run_shards:
         mem_mb=run_mem_mb,
         timed_run=run_slot,
     log:
-        "logs/runs/{dataset}/{run_id}/job-{job}-of-{jobs}.log",
+        paths.JOB_LOG,
     conda:
         "../envs/mbe.yaml"
     shell:
@@ -65,7 +65,7 @@ rule gather_shards:
     input:
         shard_receipts,
     output:
-        "results/runs/{dataset}/{run_id}.json",
+        paths.ROW,
     wildcard_constraints:
         dataset=alternation(SHARDED),
     params:
@@ -74,7 +74,7 @@ rule gather_shards:
         per_job=lambda wc: sharding(wc).per_job,
     localrule: True
     log:
-        "logs/runs/{dataset}/{run_id}/gather.log",
+        paths.GATHER_LOG,
     conda:
         "../envs/mbe.yaml"
     shell:
@@ -85,16 +85,16 @@ rule gather_shards:
 
 rule export_graph:
     input:
-        "results/csr/{dataset}.json",
+        paths.META,
     output:
-        "results/graphs/{dataset}.{fmt}",
+        paths.EXPORT,
     params:
         csr=lambda wc: plan.graph_file(wc.dataset),
     resources:
         # writing a text graph is CPU work: it must not share the machine with a timed run
         timed_run=1,
     log:
-        "logs/export/{dataset}.{fmt}.log",
+        paths.EXPORT_LOG,
     conda:
         "../envs/mbe.yaml"
     shell:

@@ -1,25 +1,25 @@
 # A failure about the dataset (download or convert) is recorded in the step's
 # status file instead of failing the job, so the other datasets still reach the
-# tables; the retry param reruns the step next time (mbebench/ingest.py).
+# tables; the retry param reruns the step next time (mbebench/dataset_status.py).
 rule download:
     output:
-        receipt="resources/downloads/{dataset}.json",
+        receipt=paths.RECEIPT,
     params:
         # What is fetched (the archive's file name) and its checksum are recorded: a change
-        # re-downloads.  Where from, timeouts and limits are not (ingest.Untracked): another
+        # re-downloads.  Where from, timeouts and limits are not (Untracked): another
         # mirror, or none, must not redo finished datasets.
         name=lambda wc: source(wc).name,
-        url=lambda wc: ingest.Untracked(source(wc).location),
+        url=lambda wc: Untracked(source(wc).location),
         archive=lambda wc: archive(wc.dataset),
         retry=download_retry,
         sha256=lambda wc: source(wc).sha256 or "",
-        connect_timeout=ingest.Untracked(config["download"]["connect_timeout_s"]),
-        read_timeout=ingest.Untracked(config["download"]["read_timeout_s"]),
-        deadline=ingest.Untracked(config["download"]["deadline_s"]),
-        retries=ingest.Untracked(config["download"]["retries"]),
-        max_member_gib=ingest.Untracked(config["konect"]["max_member_gib"]),
+        connect_timeout=Untracked(config["download"]["connect_timeout_s"]),
+        read_timeout=Untracked(config["download"]["read_timeout_s"]),
+        deadline=Untracked(config["download"]["deadline_s"]),
+        retries=Untracked(config["download"]["retries"]),
+        max_member_gib=Untracked(config["konect"]["max_member_gib"]),
     log:
-        "logs/download/{dataset}.log",
+        paths.DOWNLOAD_LOG,
     conda:
         "../envs/mbe.yaml"
     shell:
@@ -37,7 +37,7 @@ checkpoint convert:
     input:
         convert_input,
     output:
-        meta="results/csr/{dataset}.json",
+        meta=paths.META,
     params:
         source=convert_source,
         csr=lambda wc: plan.graph_file(wc.dataset),
@@ -54,7 +54,7 @@ checkpoint convert:
         # a conversion is CPU work: it must not share the machine with a timed run
         timed_run=1,
     log:
-        "logs/convert/{dataset}.log",
+        paths.CONVERT_LOG,
     conda:
         "../envs/mbe.yaml"
     shell:

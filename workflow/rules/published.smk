@@ -6,19 +6,19 @@
 
 rule published_download:
     output:
-        receipt="resources/engines/archives/{slug}.json",
+        receipt=paths.PUBLISHED_RECEIPT,
     wildcard_constraints:
         slug=alternation(published.slugs()),
     params:
         # where from is not recorded: another mirror, or none, refetches nothing
-        github_url=ingest.Untracked(config["published"]["github_url"]),
+        github_url=Untracked(config["published"]["github_url"]),
         retry=lambda wc: published.download_retry(wc.slug),
-        connect_timeout=ingest.Untracked(config["download"]["connect_timeout_s"]),
-        read_timeout=ingest.Untracked(config["download"]["read_timeout_s"]),
-        deadline=ingest.Untracked(config["download"]["deadline_s"]),
-        retries=ingest.Untracked(config["download"]["retries"]),
+        connect_timeout=Untracked(config["download"]["connect_timeout_s"]),
+        read_timeout=Untracked(config["download"]["read_timeout_s"]),
+        deadline=Untracked(config["download"]["deadline_s"]),
+        retries=Untracked(config["download"]["retries"]),
     log:
-        "logs/published/download-{slug}.log",
+        paths.PUBLISHED_DOWNLOAD_LOG,
     conda:
         "../envs/mbe.yaml"
     shell:
@@ -34,7 +34,7 @@ rule published_build:
             published.download_receipt(wc.code)
         ),
     output:
-        receipt="resources/engines/{code}-{commit}/build.json",
+        receipt=paths.BUILD_RECEIPT,
     wildcard_constraints:
         code=alternation(published.names()),
         commit="[0-9a-f]{12}",
@@ -45,7 +45,7 @@ rule published_build:
         # a build is CPU work: it must not share the machine with a timed run
         timed_run=1,
     log:
-        "logs/published/build-{code}-{commit}.log",
+        paths.PUBLISHED_BUILD_LOG,
     conda:
         "../envs/mbe.yaml"
     shell:

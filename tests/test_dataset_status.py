@@ -1,5 +1,5 @@
-"""mbebench.ingest: the status files of download and convert, and the retry token that makes
-Snakemake run an unavailable dataset's steps again (and only those)."""
+"""mbebench.dataset_status: the status files of download and convert, and the retry token
+that makes Snakemake run an unavailable dataset's steps again (and only those)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 import subprocess
 import sys
 
-from mbebench import ingest
+from mbebench import dataset_status
 
 
 def _py(*args, cwd=None):
@@ -17,30 +17,33 @@ def _py(*args, cwd=None):
 
 def test_retry_token_is_stable_while_ok_and_new_while_unavailable(tmp_path):
     meta, csr = tmp_path / "d.json", tmp_path / "d.csr"
-    assert ingest.retry_token(meta) == "0"  # no output yet: the job runs anyway
+    assert dataset_status.retry_token(meta) == "0"  # no output yet: the job runs anyway
     meta.write_text(json.dumps({"status": "ok", "retry": "0"}))
     csr.write_bytes(b"x")
-    assert ingest.retry_token(meta, need=[csr]) == "0"  # what it ran with: params unchanged
+    assert dataset_status.retry_token(meta, need=[csr]) == "0"  # what it ran with: params unchanged
     csr.unlink()
-    assert ingest.retry_token(meta, need=[csr]) == "1"  # its CSR is gone: run it again
-    ingest.write_unavailable(meta, dataset="d", step="convert", reason="bad\nline", retry="1")
-    assert ingest.retry_token(meta) == "2"  # every run tries again ...
-    assert ingest.unavailable_reason(meta) == "bad line"
+    assert dataset_status.retry_token(meta, need=[csr]) == "1"  # its CSR is gone: run it again
+    dataset_status.write_unavailable(meta, dataset="d", step="convert", reason="bad\nline",
+                                     retry="1")
+    assert dataset_status.retry_token(meta) == "2"  # every run tries again ...
+    assert dataset_status.unavailable_reason(meta) == "bad line"
     meta.write_text(json.dumps({"status": "ok", "retry": "2"}))
-    assert ingest.retry_token(meta) == "2"  # ... and once it worked, it is left alone
+    assert dataset_status.retry_token(meta) == "2"  # ... and once it worked, it is left alone
     meta.write_text(json.dumps({"n_left": 3}))  # a meta from before statuses: ok, token 0
-    assert ingest.retry_token(meta) == "0" and ingest.unavailable_reason(meta) is None
+    assert dataset_status.retry_token(meta) == "0"
+    assert dataset_status.unavailable_reason(meta) is None
     meta.write_text("{not json")
-    assert ingest.retry_token(meta) == "0"
+    assert dataset_status.retry_token(meta) == "0"
 
 
 def test_statuses_give_sizes_and_reasons(tmp_path):
     ok, bad = tmp_path / "A.json", tmp_path / "B.json"
     ok.write_text(json.dumps({"dataset": "A", "status": "ok", "n_left": 1, "n_right": 2,
                               "n_edges": 2}))
-    ingest.write_unavailable(bad, dataset="B", step="download", reason="HTTP 404", retry="0")
-    assert ingest.graph_sizes([ok, bad]) == {"A": {"n_left": 1, "n_right": 2, "n_edges": 2}}
-    assert ingest.unavailable_datasets([ok, bad]) == {"B": "HTTP 404"}
+    dataset_status.write_unavailable(bad, dataset="B", step="download", reason="HTTP 404",
+                                     retry="0")
+    assert dataset_status.graph_sizes([ok, bad]) == {"A": {"n_left": 1, "n_right": 2, "n_edges": 2}}
+    assert dataset_status.unavailable_datasets([ok, bad]) == {"B": "HTTP 404"}
 
 
 def test_download_records_a_dataset_failure_and_succeeds(tmp_path):
@@ -90,12 +93,13 @@ def test_only_the_steps_own_errors_are_the_datasets_fault():
     from mbebench.convert import ConvertIOError
     from mbebench.download import DownloadError
 
-    assert ingest.is_dataset_error(DownloadError("x"), ingest.DOWNLOAD_ERRORS)
-    assert ingest.is_dataset_error(ConvertIOError("x"), ingest.CONVERT_ERRORS)
-    assert ingest.is_dataset_error(ArchiveError("x"), ingest.CONVERT_ERRORS)
+    assert dataset_status.is_dataset_error(DownloadError("x"), dataset_status.DOWNLOAD_ERRORS)
+    assert dataset_status.is_dataset_error(ConvertIOError("x"), dataset_status.CONVERT_ERRORS)
+    assert dataset_status.is_dataset_error(ArchiveError("x"), dataset_status.CONVERT_ERRORS)
     # a bug is a failed job, never an unavailable dataset
     for bug in (KeyError("x"), TypeError("x"), OSError("x")):
-        assert not ingest.is_dataset_error(bug, ingest.CONVERT_ERRORS | ingest.DOWNLOAD_ERRORS)
+        errors = dataset_status.CONVERT_ERRORS | dataset_status.DOWNLOAD_ERRORS
+        assert not dataset_status.is_dataset_error(bug, errors)
 
 
 def test_a_conversion_is_finished_only_for_the_archive_the_config_names(tmp_path):
@@ -103,20 +107,22 @@ def test_a_conversion_is_finished_only_for_the_archive_the_config_names(tmp_path
     is then an ancient input), but only while it is of the archive the config asks for."""
     receipt, meta, graph = tmp_path / "r.json", tmp_path / "m.json", tmp_path / "g.csr"
     name, sha = "download.tsv.x.tar.bz2", "a" * 64
-    ingest.write_receipt(receipt, {"url": f"file:///mirror/{name}", "sha256": sha},
+    dataset_status.write_receipt(receipt, {"url": f"file:///mirror/{name}", "sha256": sha},
                          dataset="x", retry="0")
     meta.write_text(json.dumps({"status": "ok", "archive_sha256": sha}))
     graph.write_bytes(b"csr")
-    assert ingest.converted(receipt, meta, graph, None, name)
-    assert ingest.converted(receipt, meta, graph, sha.upper(), name)  # the config's checksum
-    assert not ingest.converted(receipt, meta, graph, "b" * 64, name)
-    assert not ingest.converted(receipt, meta, graph, None, "download.tsv.other.tar.bz2")
+    assert dataset_status.converted(receipt, meta, graph, None, name)
+    # the config's checksum
+    assert dataset_status.converted(receipt, meta, graph, sha.upper(), name)
+    assert not dataset_status.converted(receipt, meta, graph, "b" * 64, name)
+    assert not dataset_status.converted(receipt, meta, graph, None, "download.tsv.other.tar.bz2")
     meta.write_text(json.dumps({"status": "ok", "archive_sha256": "c" * 64}))  # another archive
-    assert not ingest.converted(receipt, meta, graph, None, name)
+    assert not dataset_status.converted(receipt, meta, graph, None, name)
     meta.write_text(json.dumps({"status": "ok"}))  # a meta from before it was recorded
-    assert ingest.converted(receipt, meta, graph, None, name)
+    assert dataset_status.converted(receipt, meta, graph, None, name)
     graph.unlink()
-    assert not ingest.converted(receipt, meta, graph, None, name)
+    assert not dataset_status.converted(receipt, meta, graph, None, name)
     graph.write_bytes(b"csr")
-    ingest.write_unavailable(receipt, dataset="x", step="download", reason="gone", retry="1")
-    assert not ingest.converted(receipt, meta, graph, None, name)
+    dataset_status.write_unavailable(receipt, dataset="x", step="download", reason="gone",
+                                     retry="1")
+    assert not dataset_status.converted(receipt, meta, graph, None, name)
