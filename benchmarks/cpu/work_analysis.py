@@ -42,6 +42,7 @@ from baselines._imbea_parts import elem_weights  # noqa: E402
 from baselines._work import as_dict, new_counters  # noqa: E402
 from mbebench.csr import CSRGraph, from_edges, read_csr  # noqa: E402
 from mbebench.order import twin_filter  # noqa: E402
+from mbebench.side import candidates_on_left  # noqa: E402
 
 IMBEA_DEFAULT = {"side": "auto", "order": "asc", "wmode": 0, "check": 0, "buildq": 1, "twin": 1}
 BUILD_KEYS = ("wmode", "check", "buildq", "twin")  # _imbea_kernel.build's arguments, in order
@@ -108,13 +109,10 @@ def _arr(a, dt):
 
 def cand_side(graph: CSRGraph, fam: str, side: str) -> bool:
     """True if the candidate / split side is the CSR's left side."""
-    if fam == "imbea":
-        eng = imbea.choose_side(graph) == "left"
-        return {"auto": eng, "other": not eng, "left": True, "right": False}[side]
-    eng = parmbe.choose_side(graph, "smaller")
+    eng = candidates_on_left(graph, "auto" if fam == "imbea" else "smaller")
     if side == "other":
         return not eng
-    return parmbe.choose_side(graph, side)
+    return eng if side == "auto" else candidates_on_left(graph, side)
 
 
 def run_variant(graph: CSRGraph, name: str) -> dict:
