@@ -128,18 +128,9 @@ def run(
                 with progress.phase("starting workers"):
                     pool = ParMBEPool(nproc)
             try:
-                t0 = time.perf_counter()
-                with progress.phase("planning"):
-                    prep = _Prepared(graph, u_is_left)
-                    plan = plan_tasks(
-                        prep, nproc, split_threshold, max_split, pool.threads,
-                        tasks_per_process, shard,
-                    )
-                plan_s = time.perf_counter() - t0
-                with progress.work("parmbe", plan.n_tasks, float(plan.task_costs.sum()),
-                                   shard=shard, costs=plan.task_costs) as run:
-                    count, fp, ex = pool.execute(path, u_is_left, plan, run)
-                algo = time.perf_counter() - t0
+                plan, plan_s, count, fp, ex, algo = _plan_and_execute(
+                    pool, graph, path, u_is_left, nproc, split_threshold, max_split,
+                    tasks_per_process, shard)
             except BaseException:
                 if own:
                     pool.terminate()
@@ -149,36 +140,62 @@ def run(
     finally:
         if tmpdir is not None:
             shutil.rmtree(tmpdir, ignore_errors=True)
-    pids = list(ex["busy"])
     return EngineResult(
         count=count,
         fingerprint=fp,
         algo_seconds=algo,
         compile_seconds=max(pool.compile_s, parent_compile),
-        stats={
-            "processes": nproc,
-            "worker_busy_s": [round(ex["busy"][p], 6) for p in pids],
-            "worker_tasks": [ex["tasks"][p] for p in pids],
-            # CPU seconds inside tasks: busy minus this is time a worker was
-            # preempted in the middle of a task.
-            "worker_cpu_s": [round(ex["cpu"][p], 6) for p in pids],
-            "tasks": plan.n_tasks,
-            "split_tasks": plan.n_split,
-            "presplit_tasks": plan.n_presplit,
-            "pool_start_s": round(pool.start_s, 4),
-            "max_task_s": round(pool.max_task_s, 6),
-            # where algo_seconds goes besides the work: planning in the
-            # parent, dispatch until the last worker started its first task,
-            # and the spread of the workers' finishing times
-            "plan_s": round(plan_s, 6),
-            "ramp_s": round(ex["ramp_s"], 6),
-            "end_spread_s": round(ex["end_spread_s"], 6),
-            "side": "left" if u_is_left else "right",
-            "split_threshold": split_threshold,
-            "tasks_per_process": tasks_per_process,
-            **plan.shard_stats,
-        },
+        stats=_pool_stats(pool, plan, ex, nproc, plan_s, u_is_left, split_threshold,
+                          tasks_per_process),
     )
+
+
+def _plan_and_execute(pool: ParMBEPool, graph: CSRGraph, path: str, u_is_left: bool,
+                      nproc: int, split_threshold: int, max_split: int,
+                      tasks_per_process: int, shard: str):
+    """(plan, plan_s, count, fingerprint, execution record, algo_s): the clock starts
+    before planning, since the plan is part of the algorithm's time."""
+    t0 = time.perf_counter()
+    with progress.phase("planning"):
+        prep = _Prepared(graph, u_is_left)
+        plan = plan_tasks(
+            prep, nproc, split_threshold, max_split, pool.threads,
+            tasks_per_process, shard,
+        )
+    plan_s = time.perf_counter() - t0
+    with progress.work("parmbe", plan.n_tasks, float(plan.task_costs.sum()),
+                       shard=shard, costs=plan.task_costs) as work_progress:
+        count, fp, ex = pool.execute(path, u_is_left, plan, work_progress)
+    algo = time.perf_counter() - t0
+    return plan, plan_s, count, fp, ex, algo
+
+
+def _pool_stats(pool: ParMBEPool, plan: Plan, ex: dict, nproc: int, plan_s: float,
+                u_is_left: bool, split_threshold: int, tasks_per_process: int) -> dict:
+    pids = list(ex["busy"])
+    return {
+        "processes": nproc,
+        "worker_busy_s": [round(ex["busy"][p], 6) for p in pids],
+        "worker_tasks": [ex["tasks"][p] for p in pids],
+        # CPU seconds inside tasks: busy minus this is time a worker was
+        # preempted in the middle of a task.
+        "worker_cpu_s": [round(ex["cpu"][p], 6) for p in pids],
+        "tasks": plan.n_tasks,
+        "split_tasks": plan.n_split,
+        "presplit_tasks": plan.n_presplit,
+        "pool_start_s": round(pool.start_s, 4),
+        "max_task_s": round(pool.max_task_s, 6),
+        # where algo_seconds goes besides the work: planning in the
+        # parent, dispatch until the last worker started its first task,
+        # and the spread of the workers' finishing times
+        "plan_s": round(plan_s, 6),
+        "ramp_s": round(ex["ramp_s"], 6),
+        "end_spread_s": round(ex["end_spread_s"], 6),
+        "side": "left" if u_is_left else "right",
+        "split_threshold": split_threshold,
+        "tasks_per_process": tasks_per_process,
+        **plan.shard_stats,
+    }
 
 
 def run_serial(

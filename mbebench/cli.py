@@ -380,7 +380,13 @@ def build_parser() -> argparse.ArgumentParser:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = p.add_subparsers(dest="command", required=True)
+    # a helper per stage keeps each short; --help lists commands in the order they are added
+    for add_commands in (_add_ingest_commands, _add_run_commands, _add_report_commands):
+        add_commands(sub)
+    return p
 
+
+def _add_ingest_commands(sub) -> None:
     d = sub.add_parser("download", help="fetch one dataset archive")
     d.add_argument("--dataset", required=True)
     d.add_argument("--url", required=True)
@@ -394,7 +400,6 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--receipt", help="write a receipt of the download here (JSON)")
     _ingest_args(d, "--receipt", "the receipt")
     d.set_defaults(func=_cmd_download)
-
     c = sub.add_parser("convert", help="KONECT archive or edge list -> binary CSR")
     c.add_argument("--dataset", required=True)
     src = c.add_mutually_exclusive_group(required=True)
@@ -411,6 +416,8 @@ def build_parser() -> argparse.ArgumentParser:
     _ingest_args(c, "--out-meta", "the meta")
     c.set_defaults(func=_cmd_convert)
 
+
+def _add_run_commands(sub) -> None:
     r = sub.add_parser("run", help="run one engine on one CSR file, write one result row")
     r.add_argument("--dataset", required=True)
     r.add_argument("--run-id", required=True)
@@ -431,10 +438,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="run these shards (i of --of) in one process: a row each beside "
                    "--out, which is then the job's receipt (mbebench.gather)")
     r.add_argument("--of", type=int, default=1, help="with --shards: the run's shard count")
-    r.add_argument("--retry", help="with --shards: the pipeline's retry token, kept in "
-                   "the receipt")
+    r.add_argument("--retry", help="with --shards: the pipeline's retry token, kept in the receipt")
     r.set_defaults(func=_cmd_run)
-
     g = sub.add_parser("gather", help="add the shard rows of one run up into its row")
     g.add_argument("--dataset", required=True)
     g.add_argument("--run-id", required=True)
@@ -443,13 +448,14 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--per-job", type=int, default=1, help="shards per job (recorded)")
     g.add_argument("--out", required=True)
     g.set_defaults(func=_cmd_gather)
-
     x = sub.add_parser("export", help="CSR -> text graph file for command-line engines")
     x.add_argument("--graph", required=True)
     x.add_argument("--format", required=True, choices=["konect", "adj"])
     x.add_argument("--out", required=True)
     x.set_defaults(func=_cmd_export)
 
+
+def _add_report_commands(sub) -> None:
     for name, func, help_ in (
         ("tables", _cmd_tables, "result rows -> summary and speedup tables"),
         ("plots", _cmd_plots, "result rows -> workload, breakdown and scaling plots"),
@@ -461,7 +467,6 @@ def build_parser() -> argparse.ArgumentParser:
         t.add_argument("--datasets", nargs="+", required=True)
         t.add_argument("--out-dir", required=True)
         t.set_defaults(func=func)
-
     k = sub.add_parser("check", help="fail on the outcomes --fail-on lists (by default: ok "
                        "runs of a dataset disagree, a run's error or timeout, an unavailable "
                        "dataset)")
@@ -473,7 +478,6 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the outcomes that fail the check (default: error timeout mismatch "
                    "unavailable; the config's fail_on)")
     k.set_defaults(func=_cmd_check)
-
     s = sub.add_parser("closing", help="the closing summary: result rows per engine and "
                        "status, and each failure with its reason")
     s.add_argument("--rows", nargs="+", required=True)
@@ -483,18 +487,15 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--dropped", nargs="*", help="a line each for the runs the plan left out "
                    "(mbebench.plan.dropped_runs)")
     s.set_defaults(func=_cmd_closing)
-
     st = sub.add_parser("status", help="where the runs of a pipeline stand: finished, running "
                         "(last progress line, shards done), failed, not started")
     st.add_argument("--dir", default=".", help="the pipeline's working directory (the one "
                     "holding results/ and logs/; e.g. .test)")
     st.add_argument("--json", action="store_true", help="as JSON")
     st.set_defaults(func=_cmd_status)
-
     e = sub.add_parser("engines", help="registered engines and their parameters")
     e.add_argument("--schema", action="store_true", help="the JSON schema of their config sections")
     e.set_defaults(func=_cmd_engines)
-    return p
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -93,26 +93,9 @@ def summarize(row_paths: Sequence[str | os.PathLike], meta_paths: Iterable[str |
     unav = dataset_status.unavailable_datasets(meta_paths)
     mism = _mismatches(rows)
     out = Closing()
-
-    per_engine: dict[str, Counter] = {}
-    for r in rows:
-        status = r["status"] if r["status"] in STATUSES else "error"
-        if status == "ok" and r["dataset"] in mism:
-            status = MISMATCH
-        per_engine.setdefault(str(r["engine"]), Counter())[status] += 1
-    width = max([len("engine"), *map(len, per_engine)])
-    out.lines.append(f"mbe-bench: {len(rows)} result row(s) of {len(list(row_paths))} planned")
-    if per_engine:
-        out.lines.append("  " + "engine".ljust(width) + "".join(f"{c:>13}" for c in COLUMNS))
-        for engine, c in per_engine.items():
-            out.lines.append("  " + engine.ljust(width) + "".join(f"{c[k]:>13}" for k in COLUMNS))
-
-    skipped = Counter((r["engine"], one_line(r.get("message")) or "skipped")
-                      for r in rows if r["status"] == "skipped")
-    for (engine, why), n in skipped.items():
-        hint = (f" (set engines.{engine}.simulate: true for the CUDA simulator, or "
-                f"require_gpu: true to fail instead)" if "CUDA" in why else "")
-        out.lines.append(f"skipped: {n} {engine} run(s): {why}{hint}")
+    per_engine = _per_engine(rows, mism)
+    out.lines += _engine_table(per_engine, len(rows), len(list(row_paths)))
+    out.lines += _skipped_lines(rows)
     out.lines += [one_line(line) for line in dropped]
     for ds, text in mism.items():
         out.lines.append(f"MISMATCH {ds}: {text}")
@@ -122,27 +105,8 @@ def summarize(row_paths: Sequence[str | os.PathLike], meta_paths: Iterable[str |
                              f"{one_line(r.get('message')) or r['status']}")
     out.lines += [f"UNREADABLE {line}" for line in bad]
     unav_rows = Counter(r["dataset"] for r in rows if r["status"] == "unavailable")
-    if unav_rows:
-        out.lines.append(f"{len(unav_rows)} dataset(s) unavailable, left out of the tables "
-                         "(results/tables/summary.md lists them; the next run tries them again):")
-        for ds in unav_rows:
-            why = unav.get(ds) or next((one_line(r.get("message")) for r in rows
-                                        if r["dataset"] == ds and r.get("message")), "")
-            out.lines.append(f"  {ds}: {why}")
-
-    if stopped:
-        out.lines += _missing(row_paths, started_at)
-        root = Path(row_paths[0]).parents[3] if row_paths else Path(".")
-        out.lines += failed_steps(root, started_at)
-    else:
-        absent = [str(p) for p in row_paths if not Path(p).exists()]
-        if absent:
-            # A run whose targets stop short of the rows, or one Snakemake cut short: it does
-            # not evaluate jobs below one that re-runs (a forced download, a download rule
-            # of a new version), so their turn comes in the next run.
-            out.lines.append(f"mbe-bench: {len(absent)} planned engine run(s) have no row yet "
-                             f"(not needed for this run's targets, or left for the next run: "
-                             f"run the same command again), e.g. {absent[0]}")
+    out.lines += _unavailable_lines(rows, unav_rows, unav)
+    out.lines += _absent_lines(row_paths, started_at, stopped)
 
     counts = Counter()
     for c in per_engine.values():
@@ -150,18 +114,88 @@ def summarize(row_paths: Sequence[str | os.PathLike], meta_paths: Iterable[str |
     counts[MISMATCH] = len(mism)  # datasets, not rows
     counts["error"] += len(bad)
     out.failed = Counter({k: counts[k] for k in OUTCOMES if k in fail_on and counts[k]})
-    if stopped and not out.failed:  # Snakemake stopped: a job failed, or Ctrl-C
-        out.failed["stopped"] = 1
-        out.lines.append("mbe-bench: FAILED: a job failed or the run was interrupted (exit "
-                         "status 1; see the errors above)")
-    elif out.failed:
-        what = tally(out.failed, len(unav_rows))
-        out.lines.append(f"mbe-bench: FAILED: {what} (exit status 1; the config's fail_on "
-                         f"lists {', '.join(sorted(fail_on)) or 'nothing'})")
-    else:
-        done = Counter({k: counts[k] for k in ("ok", *OUTCOMES) if counts[k] or k == "ok"})
-        out.lines.append(f"mbe-bench: done: {tally(done, len(unav_rows))} (exit status 0)")
+    out.lines.append(_last_line(out.failed, counts, fail_on, stopped, len(unav_rows)))
     return out
+
+
+def _per_engine(rows: Sequence[Mapping], mism: Mapping[str, str]) -> dict[str, Counter]:
+    """Rows per engine and outcome; an ok row of a dataset whose runs disagree counts as a
+    mismatch, an unknown status as an error."""
+    per_engine: dict[str, Counter] = {}
+    for r in rows:
+        status = r["status"] if r["status"] in STATUSES else "error"
+        if status == "ok" and r["dataset"] in mism:
+            status = MISMATCH
+        per_engine.setdefault(str(r["engine"]), Counter())[status] += 1
+    return per_engine
+
+
+def _engine_table(per_engine: Mapping[str, Counter], n_rows: int, n_planned: int) -> list[str]:
+    width = max([len("engine"), *map(len, per_engine)])
+    lines = [f"mbe-bench: {n_rows} result row(s) of {n_planned} planned"]
+    if per_engine:
+        lines.append("  " + "engine".ljust(width) + "".join(f"{c:>13}" for c in COLUMNS))
+        for engine, c in per_engine.items():
+            lines.append("  " + engine.ljust(width) + "".join(f"{c[k]:>13}" for k in COLUMNS))
+    return lines
+
+
+def _skipped_lines(rows: Sequence[Mapping]) -> list[str]:
+    skipped = Counter((r["engine"], one_line(r.get("message")) or "skipped")
+                      for r in rows if r["status"] == "skipped")
+    lines = []
+    for (engine, why), n in skipped.items():
+        hint = (f" (set engines.{engine}.simulate: true for the CUDA simulator, or "
+                f"require_gpu: true to fail instead)" if "CUDA" in why else "")
+        lines.append(f"skipped: {n} {engine} run(s): {why}{hint}")
+    return lines
+
+
+def _unavailable_lines(rows: Sequence[Mapping], unav_rows: Mapping[str, int],
+                       unav: Mapping[str, str]) -> list[str]:
+    if not unav_rows:
+        return []
+    lines = [f"{len(unav_rows)} dataset(s) unavailable, left out of the tables "
+             "(results/tables/summary.md lists them; the next run tries them again):"]
+    for ds in unav_rows:
+        why = unav.get(ds) or next((one_line(r.get("message")) for r in rows
+                                    if r["dataset"] == ds and r.get("message")), "")
+        lines.append(f"  {ds}: {why}")
+    return lines
+
+
+def _absent_lines(row_paths: Sequence[str | os.PathLike], started_at: float | None,
+                  stopped: bool) -> list[str]:
+    """The planned rows that are not there: after a stop, each with why; else one line."""
+    if stopped:
+        lines = _missing(row_paths, started_at)
+        root = Path(row_paths[0]).parents[3] if row_paths else Path(".")
+        return lines + failed_steps(root, started_at)
+    absent = [str(p) for p in row_paths if not Path(p).exists()]
+    if not absent:
+        return []
+    # A run whose targets stop short of the rows, or one Snakemake cut short: it does
+    # not evaluate jobs below one that re-runs (a forced download, a download rule
+    # of a new version), so their turn comes in the next run.
+    return [f"mbe-bench: {len(absent)} planned engine run(s) have no row yet "
+            f"(not needed for this run's targets, or left for the next run: "
+            f"run the same command again), e.g. {absent[0]}"]
+
+
+def _last_line(failed: Counter, counts: Mapping[str, int], fail_on: set[str], stopped: bool,
+               unavailable_datasets: int) -> str:
+    """The verdict; a stopped run fails even where no row does (``failed`` then gets
+    "stopped")."""
+    if stopped and not failed:  # Snakemake stopped: a job failed, or Ctrl-C
+        failed["stopped"] = 1
+        return ("mbe-bench: FAILED: a job failed or the run was interrupted (exit "
+                "status 1; see the errors above)")
+    if failed:
+        what = tally(failed, unavailable_datasets)
+        return (f"mbe-bench: FAILED: {what} (exit status 1; the config's fail_on "
+                f"lists {', '.join(sorted(fail_on)) or 'nothing'})")
+    done = Counter({k: counts[k] for k in ("ok", *OUTCOMES) if counts[k] or k == "ok"})
+    return f"mbe-bench: done: {tally(done, unavailable_datasets)} (exit status 0)"
 
 
 def tally(counts: Mapping[str, int], unavailable_datasets: int = 0) -> str:

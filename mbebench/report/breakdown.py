@@ -139,9 +139,7 @@ def plot(rows: Sequence[Mapping], datasets: Sequence[str], out_png, out_pdf,
     """Draw Fig. 7; return what was drawn (bar heights read back from the artists)."""
     rows = list(rows)
     order = sel.ordered_datasets(rows, datasets)
-    variants = list(dict.fromkeys(c.variant for c in sel.configs(rows)
-                                  if c.engine == sel.REF_ENGINE and not c.timed))
-    variants.sort(key=lambda v: v != REF)
+    variants = _variants(rows)
     result: dict[str, Any] = {"figure": "breakdown", "variants": variants,
                               "phases": [lab for _, lab in PHASES], "left_out": {},
                               "notes": [], "values": {}, "totals_s": {}, "per_worker_s": {},
@@ -154,10 +152,7 @@ def plot(rows: Sequence[Mapping], datasets: Sequence[str], out_png, out_pdf,
     fig = figure.new(max(8.0, 1.6 * max(len(shown), 1) + 3.5), 6.0)
     ax = fig.subplots()
     sim = any(used[ds].get("simulated") for ds in shown)
-    title = (f"{paper.REFERENCE_LABEL} execution-time breakdown (clock64 per warp), each "
-             "optimisation removed in turn" + (f" ({', '.join(variants[1:])})"
-                                               if len(variants) > 1 else "")
-             + (f"\n{figure.SIMULATOR_TEXT}" if sim else ""))
+    title = _title(variants, sim)
     ax.set_title(title, fontsize=9)
     result["title"], result["simulated"] = title, sim
     if not shown:
@@ -168,6 +163,44 @@ def plot(rows: Sequence[Mapping], datasets: Sequence[str], out_png, out_pdf,
 
     slots = [(g * (n_var + 1) + j, ds, v) for g, ds in enumerate(shown)
              for j, v in enumerate(variants) if v in data[ds]]
+    bottom = _stack_bars(ax, slots, data, result)
+    for ds in shown:
+        result["totals_s"][ds] = {v: sum(p.values()) for v, p in data[ds].items()}
+        n = n_workers(used[ds])
+        if n:
+            result["per_worker_s"][ds] = sum(data[ds][REF].values()) / n
+    absent = _absent_slots(ax, shown, variants, data, first, result)
+    ticks = sorted([(x, v) for x, _, v in slots] + absent)
+    ax.set_xticks([x for x, _ in ticks], [v for _, v in ticks], fontsize=7, rotation=90)
+    ax.tick_params(axis="x", length=0, pad=2)
+    labels = [group_label(ds, used[ds], sel.reference_timed(rows, ds)) for ds in shown]
+    annotations = _annotate_groups(ax, labels, n_var)
+    result["group_labels"] = labels
+    marked = [t for ds in shown for t in [sel.reference_timed(rows, ds)]
+              if t is not None and sel.median_s(t) is not None and sel.time_marks(t)]
+    _finish_axes(ax, len(shown), n_var, slots, bottom, result)
+    return figure.finish(fig, result, out_png, out_pdf, unavailable,
+                         [f"Table I: {n}" for n in sel.mark_notes(marked)], annotations)
+
+
+def _variants(rows: Sequence[Mapping]) -> list[str]:
+    """The reference engine's untimed (instrumented) variants, the reference first."""
+    variants = list(dict.fromkeys(c.variant for c in sel.configs(rows)
+                                  if c.engine == sel.REF_ENGINE and not c.timed))
+    variants.sort(key=lambda v: v != REF)
+    return variants
+
+
+def _title(variants: Sequence[str], sim: bool) -> str:
+    return (f"{paper.REFERENCE_LABEL} execution-time breakdown (clock64 per warp), each "
+            "optimisation removed in turn" + (f" ({', '.join(variants[1:])})"
+                                              if len(variants) > 1 else "")
+            + (f"\n{figure.SIMULATOR_TEXT}" if sim else ""))
+
+
+def _stack_bars(ax, slots, data, result: dict[str, Any]) -> np.ndarray:
+    """One stacked bar per slot, phases bottom up; the heights drawn go into
+    ``result["values"]``.  Returns the bars' tops."""
     bottom = np.zeros(len(slots))
     for (key, label), color in zip(PHASES, PHASE_COLORS):
         h = np.array([data[ds][v][key] / sum(data[ds][REF].values()) for _, ds, v in slots])
@@ -177,12 +210,12 @@ def plot(rows: Sequence[Mapping], datasets: Sequence[str], out_png, out_pdf,
         for (_, ds, v), patch in zip(slots, cont.patches):
             result["values"].setdefault(ds, {}).setdefault(v, {})[label] = float(
                 patch.get_height())
-    for ds in shown:
-        result["totals_s"][ds] = {v: sum(p.values()) for v, p in data[ds].items()}
-        n = n_workers(used[ds])
-        if n:
-            result["per_worker_s"][ds] = sum(data[ds][REF].values()) / n
+    return bottom
 
+
+def _absent_slots(ax, shown, variants, data, first, result: dict[str, Any]) -> list:
+    """(x, variant) of each slot without data; its text there says why."""
+    n_var = max(len(variants), 1)
     absent = []  # a variant without data keeps its slot, saying why (error, skipped, not run)
     for g, ds in enumerate(shown):
         for j, v in enumerate(variants):
@@ -193,21 +226,25 @@ def plot(rows: Sequence[Mapping], datasets: Sequence[str], out_png, out_pdf,
                         color="0.35")
                 absent.append((x, v))
                 result["absent"][f"{ds}/{v}"] = why
-    ticks = sorted([(x, v) for x, _, v in slots] + absent)
-    ax.set_xticks([x for x, _ in ticks], [v for _, v in ticks], fontsize=7, rotation=90)
-    ax.tick_params(axis="x", length=0, pad=2)
-    labels = [group_label(ds, used[ds], sel.reference_timed(rows, ds)) for ds in shown]
+    return absent
+
+
+def _annotate_groups(ax, labels: Sequence[str], n_var: int) -> list:
+    """Each dataset's label under its group of bars (returned: the figure's bounding box
+    must take them in)."""
     annotations = []
     for g, text in enumerate(labels):
         annotations.append(ax.annotate(text, xy=(g * (n_var + 1) + (n_var - 1) / 2, 0),
                     xycoords=("data", "axes fraction"), xytext=(0, -34),
                     textcoords="offset points", ha="center", va="top", fontsize=7.5,
                     annotation_clip=False))
-    result["group_labels"] = labels
-    marked = [t for ds in shown for t in [sel.reference_timed(rows, ds)]
-              if t is not None and sel.median_s(t) is not None and sel.time_marks(t)]
+    return annotations
+
+
+def _finish_axes(ax, n_shown: int, n_var: int, slots, bottom, result: dict[str, Any]) -> None:
+    """The reference line, limits, legend; what they show goes into ``result``."""
     ax.axhline(1.0, color="0.4", lw=0.8, ls="--")
-    ax.set_xlim(-0.8, (len(shown) - 1) * (n_var + 1) + n_var - 0.2)
+    ax.set_xlim(-0.8, (n_shown - 1) * (n_var + 1) + n_var - 0.2)
     result["clipped_bars"] = _clip(ax, slots, bottom)
     ax.set_ylabel(YLABEL)
     handles, names = ax.get_legend_handles_labels()
@@ -216,5 +253,3 @@ def plot(rows: Sequence[Mapping], datasets: Sequence[str], out_png, out_pdf,
     result["xticklabels"] = [t.get_text() for t in ax.get_xticklabels()]
     result["legend"] = [t.get_text() for t in ax.get_legend().get_texts()]
     result["yticks"] = [float(y) for y in ax.get_yticks()]
-    return figure.finish(fig, result, out_png, out_pdf, unavailable,
-                         [f"Table I: {n}" for n in sel.mark_notes(marked)], annotations)

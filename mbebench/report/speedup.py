@@ -43,52 +43,93 @@ def speedup_table(
     unav = sel.unavailable(rows, unavailable)
     idx = sel.by_config(rows)
     by_ds = sel.by_dataset(rows)
+    shown, ref = _shown_and_reference(rows)
+    others = [c for c in shown if c is not ref]
+
+    records = []
+    marks: dict[tuple[str, str], str] = {}  # (dataset, time or speedup column) -> marks
+    marked_rows: list = []
+    for ds in sel.ordered_datasets(rows, datasets):
+        rec = _dataset_record(ds, size.get(ds, {}), by_ds.get(ds, []), idx, shown, marks,
+                              marked_rows)
+        _add_speedups(rec, ds, ref, others, marks)
+        records.append(rec)
+
+    speed_cols = [f"{ref.label} vs {c.label}" for c in others]
+    geo, geomean_n = _geomean_record(records, speed_cols, marks)
+    df = _frame(records, geo, shown, speed_cols)
+    df.attrs["unavailable"] = {ds: unav[ds] for ds in df["dataset"] if ds in unav}
+    df.attrs["timed"] = [c.label for c in shown]
+    df.attrs["speedups"] = speed_cols
+    df.attrs["reference"] = ref.label
+    df.attrs["geomean_n"] = geomean_n
+    df.attrs["n_datasets"] = len(records)
+    df.attrs["marks"] = {k: v for k, v in marks.items() if v}
+    df.attrs["mark_notes"] = sel.mark_notes(marked_rows)
+    df.attrs["mismatch"] = {r["dataset"]: r["disagree on"] for r in records if r["disagree on"]}
+    df.attrs["skipped_everywhere"] = sel.skipped_everywhere(
+        {c.label: [idx.get((r["dataset"], c.key)) for r in records
+                  if r["dataset"] not in unav] for c in shown})
+    return df
+
+
+def _shown_and_reference(rows: Sequence[Mapping]) -> tuple[list, Any]:
+    """The configurations Table I shows and its reference among them."""
     shown = [c for c in sel.configs(rows) if sel.in_table_one(c)]
     ref = next((c for c in shown if c.engine == sel.REF_ENGINE), None)
     if ref is None:  # Table I without its reference says so in a column of its own
         ref = sel.Config(("", ""), sel.REF_ENGINE, paper.REFERENCE_LABEL, sel.REF_VARIANT, {},
                          True)
         shown.append(ref)
-    others = [c for c in shown if c is not ref]
+    return shown, ref
 
-    records = []
-    marks: dict[tuple[str, str], str] = {}  # (dataset, time or speedup column) -> marks
-    marked_rows = []
-    for ds in sel.ordered_datasets(rows, datasets):
-        m = size.get(ds, {})
-        g = agreement.groups(by_ds.get(ds, []))
-        count, _ = agreement.count_fp(g)
-        rec: dict[str, Any] = {
-            "dataset": ds, "|U|": m.get("U"), "|V|": m.get("V"), "|E|": m.get("E"),
-            "density": sel.density(m.get("U"), m.get("V"), m.get("E")),
-            "maximal bicliques": count,
-        }
-        for c in shown:
-            row = idx.get((ds, c.key))
-            lo, hi = sel.spread(row)
-            # a simulated GPU run has a real count but no GPU time to compare
-            rec[f"{c.label} [s]"] = SIMULATED if sel.simulated(row) else time_cell(row)
-            rec[f"{c.label} min [s]"] = lo
-            rec[f"{c.label} max [s]"] = hi
-            rec[f"{c.label} shards"] = sel.shard_count(row)
-            rec[f"{c.label} GPUs"] = sel.device_count(row)
-            if sel.is_time(rec[f"{c.label} [s]"]) and sel.time_marks(row):
-                marks[ds, c.label] = sel.time_marks(row)
-                marked_rows.append(row)
-        t_ref = rec[f"{ref.label} [s]"]
-        for c in others:
-            t_b = rec[f"{c.label} [s]"]
-            col = f"{ref.label} vs {c.label}"
-            both = sel.is_time(t_b) and sel.is_time(t_ref)
-            rec[col] = t_b / t_ref if both else math.nan
-            if both:  # a ratio of a marked time is as marked as the time
-                marks[ds, col] = sel.union_marks(marks.get((ds, ref.label), ""),
-                                        marks.get((ds, c.label), ""))
-        rec["agree"] = agreement.agrees(g)
-        rec["disagree on"] = agreement.disagreement(g) or ""
-        records.append(rec)
 
-    speed_cols = [f"{ref.label} vs {c.label}" for c in others]
+def _dataset_record(
+    ds: str, m: Mapping, ds_rows: Sequence[Mapping], idx: Mapping, shown: Sequence,
+    marks: dict[tuple[str, str], str], marked_rows: list,
+) -> dict[str, Any]:
+    """One dataset's line without its speedups; its marked times go into ``marks`` and
+    their rows into ``marked_rows`` (the notes under the table name them)."""
+    g = agreement.groups(ds_rows)
+    count, _ = agreement.count_fp(g)
+    rec: dict[str, Any] = {
+        "dataset": ds, "|U|": m.get("U"), "|V|": m.get("V"), "|E|": m.get("E"),
+        "density": sel.density(m.get("U"), m.get("V"), m.get("E")),
+        "maximal bicliques": count,
+    }
+    for c in shown:
+        row = idx.get((ds, c.key))
+        lo, hi = sel.spread(row)
+        # a simulated GPU run has a real count but no GPU time to compare
+        rec[f"{c.label} [s]"] = SIMULATED if sel.simulated(row) else time_cell(row)
+        rec[f"{c.label} min [s]"] = lo
+        rec[f"{c.label} max [s]"] = hi
+        rec[f"{c.label} shards"] = sel.shard_count(row)
+        rec[f"{c.label} GPUs"] = sel.device_count(row)
+        if sel.is_time(rec[f"{c.label} [s]"]) and sel.time_marks(row):
+            marks[ds, c.label] = sel.time_marks(row)
+            marked_rows.append(row)
+    rec["agree"] = agreement.agrees(g)
+    rec["disagree on"] = agreement.disagreement(g) or ""
+    return rec
+
+
+def _add_speedups(rec: dict[str, Any], ds: str, ref: Any, others: Sequence,
+                  marks: dict[tuple[str, str], str]) -> None:
+    t_ref = rec[f"{ref.label} [s]"]
+    for c in others:
+        t_b = rec[f"{c.label} [s]"]
+        col = f"{ref.label} vs {c.label}"
+        both = sel.is_time(t_b) and sel.is_time(t_ref)
+        rec[col] = t_b / t_ref if both else math.nan
+        if both:  # a ratio of a marked time is as marked as the time
+            marks[ds, col] = sel.union_marks(marks.get((ds, ref.label), ""),
+                                    marks.get((ds, c.label), ""))
+
+
+def _geomean_record(records: Sequence[Mapping], speed_cols: Sequence[str],
+                    marks: dict[tuple[str, str], str]) -> tuple[dict[str, Any], dict[str, int]]:
+    """The last line and, per speedup column, how many datasets it is the mean of."""
     geo: dict[str, Any] = {"dataset": GEOMEAN}
     geomean_n: dict[str, int] = {}
     for col in speed_cols:
@@ -97,7 +138,11 @@ def speedup_table(
         geomean_n[col] = len(vals)
         marks[GEOMEAN, col] = sel.union_marks(*(marks.get((r["dataset"], col), "")
                                                 for r in records))
+    return geo, geomean_n
 
+
+def _frame(records: Sequence[Mapping], geo: Mapping, shown: Sequence,
+           speed_cols: Sequence[str]) -> pd.DataFrame:
     cols = ["dataset", "|U|", "|V|", "|E|", "density", "maximal bicliques"]
     for c in shown:
         cols += [f"{c.label} [s]", f"{c.label} min [s]", f"{c.label} max [s]"]
@@ -115,18 +160,6 @@ def speedup_table(
     df["maximal bicliques"] = pd.Series([r["maximal bicliques"] for r in records] + [None],
                                         index=df.index, dtype=object)
     fmt.int_column(df, "maximal bicliques")
-    df.attrs["unavailable"] = {ds: unav[ds] for ds in df["dataset"] if ds in unav}
-    df.attrs["timed"] = [c.label for c in shown]
-    df.attrs["speedups"] = speed_cols
-    df.attrs["reference"] = ref.label
-    df.attrs["geomean_n"] = geomean_n
-    df.attrs["n_datasets"] = len(records)
-    df.attrs["marks"] = {k: v for k, v in marks.items() if v}
-    df.attrs["mark_notes"] = sel.mark_notes(marked_rows)
-    df.attrs["mismatch"] = {r["dataset"]: r["disagree on"] for r in records if r["disagree on"]}
-    df.attrs["skipped_everywhere"] = sel.skipped_everywhere(
-        {c.label: [idx.get((r["dataset"], c.key)) for r in records
-                  if r["dataset"] not in unav] for c in shown})
     return df
 
 
