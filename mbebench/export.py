@@ -43,10 +43,15 @@ def adj_text(graph: CSRGraph) -> str:
     )
 
 
-def write(graph: CSRGraph, fmt: str, out: str | os.PathLike) -> None:
-    """Write ``graph`` as ``fmt`` (one of FORMATS) to ``out``, atomically."""
-    if fmt not in FORMATS:
-        raise ValueError(f"unknown export format {fmt!r} (known: {', '.join(FORMATS)})")
-    text = konect_text(graph) if fmt == "konect" else adj_text(graph)
+TEXTS = {"konect": konect_text, "adj": adj_text}
+
+
+def write(graph: CSRGraph, fmt: str, out: str | os.PathLike, texts=None,
+          what: str = "export") -> None:
+    """Write ``graph`` as ``fmt`` to ``out``, atomically; ``texts``: format -> text maker
+    (default :data:`TEXTS`, one per FORMATS), ``what`` names the formats in the error."""
+    texts = TEXTS if texts is None else texts
+    if fmt not in texts:
+        raise ValueError(f"unknown {what} format {fmt!r} (known: {', '.join(texts)})")
     with atomic_path(out) as tmp:
-        tmp.write_text(text)
+        tmp.write_text(texts[fmt](graph))

@@ -7,9 +7,13 @@ timed the way the run plan does for the shipped engines.
 
 from __future__ import annotations
 
+import json
 import statistics
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
+
+from mbebench import paths
 
 
 def make_row(
@@ -81,3 +85,14 @@ def cumbe(dataset: str, variant: str = "cuMBE", status: str = "ok", *, instr: bo
               "instrument": instr, "side": "auto", "device_memory_gib": None}
     return make_row(dataset, "cumbe", status, label=label, params=params, variant=variant,
                     timed=not instr, **kw)
+
+
+def write_rows(folder: Path, rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Write ``rows`` where the pipeline keeps them under ``folder``; their paths, in order."""
+    written = []
+    for r in rows:
+        p = Path(folder) / paths.row(r["dataset"], r["run_id"])
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(json.dumps(r))
+        written.append(str(p))
+    return written

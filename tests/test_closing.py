@@ -10,19 +10,9 @@ import time
 from pathlib import Path
 
 import pytest
-from rowfactory import make_row
+from rowfactory import make_row, write_rows
 
 from mbebench import cli, closing
-
-
-def _write(tmp: Path, rows: list[dict]) -> list[str]:
-    paths = []
-    for r in rows:
-        p = tmp / "results" / "runs" / r["dataset"] / f"{r['run_id']}.json"
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(json.dumps(r))
-        paths.append(str(p))
-    return paths
 
 
 def _meta(tmp: Path, ds: str, reason: str | None = None) -> str:
@@ -47,7 +37,7 @@ ROWS = [
 
 
 def test_every_outcome_is_counted_per_engine_and_named_with_its_reason(tmp_path):
-    paths = _write(tmp_path, ROWS)
+    paths = write_rows(tmp_path, ROWS)
     metas = [_meta(tmp_path, "a"), _meta(tmp_path, "d", "dataset 'd': download failed")]
     s = closing.summarize(paths, metas)
     text = s.text
@@ -69,16 +59,16 @@ def test_every_outcome_is_counted_per_engine_and_named_with_its_reason(tmp_path)
 
 def test_skipped_for_want_of_a_gpu_exits_0_and_fail_on_relaxes(tmp_path):
     skipped = [r for r in ROWS if r["status"] in ("skipped",)] + [ROWS[0]]
-    s = closing.summarize(_write(tmp_path, skipped))
+    s = closing.summarize(write_rows(tmp_path, skipped))
     assert s.exit_code == 0 and "skipped: 2 cumbe run(s): no CUDA device" in s.text
     assert s.lines[-1] == "mbe-bench: done: 1 ok, 2 skipped run(s) (exit status 0)"
-    assert closing.summarize(_write(tmp_path, skipped), fail_on=["skipped"]).exit_code == 1
-    relaxed = closing.summarize(_write(tmp_path, ROWS), fail_on=[])
+    assert closing.summarize(write_rows(tmp_path, skipped), fail_on=["skipped"]).exit_code == 1
+    relaxed = closing.summarize(write_rows(tmp_path, ROWS), fail_on=[])
     assert relaxed.exit_code == 0 and "ERROR a toy-cli" in relaxed.text
 
 
 def test_the_check_fails_on_exactly_the_fail_on_outcomes(tmp_path):
-    paths = _write(tmp_path, ROWS[:2])  # an error row, nothing else wrong
+    paths = write_rows(tmp_path, ROWS[:2])  # an error row, nothing else wrong
     out = tmp_path / "agreement.txt"
     args = ["check", "--rows", *paths, "--out", str(out)]
     assert cli.main(args) == 1 and not out.exists()
@@ -87,7 +77,7 @@ def test_the_check_fails_on_exactly_the_fail_on_outcomes(tmp_path):
 
 
 def test_missing_rows_that_never_started_are_not_called_failed(tmp_path):
-    paths = _write(tmp_path, ROWS[:1])
+    paths = write_rows(tmp_path, ROWS[:1])
     failed = tmp_path / "results/runs/a/parmbe-p1.json"
     never = tmp_path / "results/runs/b/parmbe-p1.json"
     old = tmp_path / "results/runs/c/parmbe-p1.json"
@@ -112,7 +102,7 @@ def test_missing_rows_that_never_started_are_not_called_failed(tmp_path):
 
 @pytest.mark.parametrize("failed", [False, True])
 def test_the_handler_prints_the_summary_last_and_sets_the_exit_status(tmp_path, capsys, failed):
-    paths = _write(tmp_path, ROWS[:1])
+    paths = write_rows(tmp_path, ROWS[:1])
     with pytest.raises(SystemExit) as e:
         closing.handler(paths, [], {}, started_at=time.time(), failed=failed, log="x.log")
     assert e.value.code == (1 if failed else 0)
@@ -123,7 +113,7 @@ def test_the_handler_prints_the_summary_last_and_sets_the_exit_status(tmp_path, 
 
 
 def test_a_successful_run_that_left_planned_rows_undone_says_so(tmp_path):
-    paths = _write(tmp_path, ROWS[:1])
+    paths = write_rows(tmp_path, ROWS[:1])
     later = str(tmp_path / "results/runs/b/imbea.json")
     s = closing.summarize([*paths, later])
     assert s.exit_code == 0
@@ -137,10 +127,10 @@ def test_the_failed_line_counts_unavailable_datasets_as_the_line_above_does(tmp_
     datasets.  Both count datasets now, and the runs are named as runs."""
     rows = [make_row(ds, run, "unavailable", label=run, message=f"dataset {ds!r}: gone")
             for ds in ("d", "e") for run in ("imbea", "parmbe-p1", "parmbe-p2")]
-    s = closing.summarize(_write(tmp_path, rows + ROWS[:2]))
+    s = closing.summarize(write_rows(tmp_path, rows + ROWS[:2]))
     assert "mbe-bench: FAILED: 1 error run(s); 2 unavailable dataset(s) (6 runs) (exit" in s.text
     assert "2 dataset(s) unavailable, left out of the tables" in s.text
-    relaxed = closing.summarize(_write(tmp_path, rows + ROWS[:1]), fail_on=["error"])
+    relaxed = closing.summarize(write_rows(tmp_path, rows + ROWS[:1]), fail_on=["error"])
     assert relaxed.lines[-1] == ("mbe-bench: done: 1 ok run(s); 2 unavailable dataset(s) "
                                  "(6 runs) (exit status 0)")
     with pytest.raises(closing.RunsFailed) as e:
@@ -151,7 +141,7 @@ def test_the_failed_line_counts_unavailable_datasets_as_the_line_above_does(tmp_
 def test_a_failed_job_s_own_reason_is_in_the_summary(tmp_path):
     """Issue 33, item 7: a failing job's one-line reason was only in its log; the console
     showed Snakemake's CalledProcessError and "FAILED: a job failed"."""
-    paths = _write(tmp_path, ROWS[:1])
+    paths = write_rows(tmp_path, ROWS[:1])
     failed = tmp_path / "results/runs/a/parmbe-p1.json"
     log = closing.run_log(failed)
     log.parent.mkdir(parents=True, exist_ok=True)
@@ -175,7 +165,7 @@ def test_a_failed_job_s_own_reason_is_in_the_summary(tmp_path):
 def test_runs_the_plan_dropped_are_listed_with_their_reason(tmp_path):
     """Issue 33, item 2: the closing summary shows the runs the plan left out."""
     line = "dropped: ParMBE p=4 (engines.parmbe.processes above this machine's 2 cores; x)"
-    paths = _write(tmp_path, ROWS[:1])
+    paths = write_rows(tmp_path, ROWS[:1])
     s = closing.summarize(paths, dropped=[line])
     assert line in s.lines and s.exit_code == 0
     out = tmp_path / "closing.txt"

@@ -21,7 +21,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from rowfactory import make_row
+from rowfactory import make_row, write_rows
 
 from mbebench import cli, closing, configcheck, csr, plan, runner
 
@@ -43,16 +43,6 @@ OUTCOME_ROWS = {
 }
 
 
-def _write_rows(tmp: Path, rows) -> list[str]:
-    paths = []
-    for r in rows:
-        p = tmp / "results" / "runs" / r["dataset"] / f"{r['run_id']}.json"
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(json.dumps(r))
-        paths.append(str(p))
-    return paths
-
-
 @pytest.mark.parametrize("fail_on", [None, "only-it", "all-but-it", "nothing"])
 @pytest.mark.parametrize("outcome", sorted(OUTCOME_ROWS))
 def test_an_outcome_fails_the_run_exactly_when_fail_on_lists_it(tmp_path, capsys, outcome,
@@ -64,7 +54,7 @@ def test_an_outcome_fails_the_run_exactly_when_fail_on_lists_it(tmp_path, capsys
               "nothing": []}[fail_on]
     fails = outcome in (DEFAULT_FAIL_ON if chosen is None else set(chosen))
     rows = OUTCOME_ROWS[outcome]
-    paths = _write_rows(tmp_path, rows)
+    paths = write_rows(tmp_path, rows)
     kw = {} if chosen is None else {"fail_on": chosen}
 
     if fails:

@@ -145,6 +145,16 @@ def faulty_run(tmp_path_factory):
     return work, res, time.monotonic() - t0
 
 
+def _wait_until(check, proc, what: str, timeout_s: float = 180):
+    """``check()``'s first truthy value, polled while ``proc`` runs; fails with ``what`` when
+    ``proc`` ends or ``timeout_s`` passes first."""
+    deadline = time.monotonic() + timeout_s
+    while not (value := check()):
+        assert time.monotonic() < deadline and proc.poll() is None, what
+        time.sleep(0.2)
+    return value
+
+
 def test_timeout_is_recorded_and_the_pipeline_goes_on(faulty_run):
     work, res, elapsed = faulty_run
     # no --keep-going needed: every run ends with a row and the tables are written, but
@@ -492,10 +502,8 @@ def test_ctrl_c_tells_runs_that_never_started_from_runs_that_failed(tmp_path):
                             # what a terminal gives: SIGINT not ignored
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
-        deadline = time.monotonic() + 180
-        while not (started := sorted(logs.glob("*/imbea.log"))):
-            assert time.monotonic() < deadline and proc.poll() is None
-            time.sleep(0.2)
+        started = _wait_until(lambda: sorted(logs.glob("*/imbea.log")), proc,
+                              "no iMBEA run started")
         hung = f"results/runs/{started[0].parent.name}/imbea.json"
         time.sleep(1)
         os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C: the terminal's whole process group
@@ -534,10 +542,7 @@ def test_a_run_that_finished_while_snakemake_stopped_is_not_run_again(tmp_path):
                             stderr=subprocess.PIPE, text=True, start_new_session=True,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
-        deadline = time.monotonic() + 180
-        while not log.exists():
-            assert time.monotonic() < deadline and proc.poll() is None, "the run never started"
-            time.sleep(0.2)
+        _wait_until(log.exists, proc, "the run never started")
         time.sleep(1)
         proc.send_signal(signal.SIGINT)  # Snakemake alone: it waits for its running job
         time.sleep(3)

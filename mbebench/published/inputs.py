@@ -14,7 +14,7 @@ import os
 
 import numpy as np
 
-from mbebench.atomic import atomic_path
+from mbebench import export
 from mbebench.csr import CSRGraph
 from mbebench.export import adj_text
 
@@ -33,9 +33,8 @@ def bi_text(graph: CSRGraph) -> str:
     return buf.getvalue()
 
 
+TEXTS = {"adj": adj_text, "bi": bi_text}
+
+
 def write(graph: CSRGraph, fmt: str, out: str | os.PathLike) -> None:
-    if fmt not in FORMATS:
-        raise ValueError(f"unknown input format {fmt!r} (known: {', '.join(FORMATS)})")
-    text = adj_text(graph) if fmt == "adj" else bi_text(graph)
-    with atomic_path(out) as tmp:
-        tmp.write_text(text)
+    export.write(graph, fmt, out, TEXTS, "input")
