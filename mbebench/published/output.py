@@ -64,8 +64,8 @@ PARSERS = {"adambe": adambe, "oombea": oombea, "gmbe": gmbe, "cumbe_orig": cumbe
 def check_width(name: str, count: int, bits: int) -> int:
     """``count``, unless a ``bits``-bit counter cannot have produced the true count."""
     if bits == 32 and not 0 <= count <= INT32_MAX:
-        raise CountsIn32Bits(f"{name} counts in 32 bits: it reported {count}, outside "
-                             f"0..2^31-1, so its count is not taken")
+        # short enough for a table cell whole; the docs say the count is not taken
+        raise CountsIn32Bits(f"{name} counts in 32 bits: printed {count}")
     if count < 0:
         raise OutputError(f"{name} reported a negative count {count}")
     return count

@@ -1,0 +1,57 @@
+"""Crown graphs and unions of them as KONECT edge lists, for the published codes' GPU run.
+
+    python benchmarks/published/crowns.py OUT_DIR [16 21 18x8200 ...]
+
+``n`` writes S_n (K_{n,n} without a perfect matching: 2^n - 2 maximal bicliques) as
+``OUT_DIR/out.crown-n``; ``nxc`` writes c disjoint copies of S_n (c * (2^n - 2)) as
+``OUT_DIR/out.crown-nxc``.  A union of many small crowns passes 2^31 bicliques with every
+first-level task small, so that GMBE, which runs each first-level task on one SM, finishes it
+in about a minute where one crown S_32 takes it hours: its 32-bit count then shows.  Each
+file's expected count is printed (and written to ``OUT_DIR/crowns.json``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import numpy as np
+
+
+def edges(n: int, copies: int = 1) -> np.ndarray:
+    """1-based (left, right) rows of ``copies`` disjoint crowns S_n."""
+    i, j = np.nonzero(~np.eye(n, dtype=bool))
+    off = (np.arange(copies, dtype=np.int64) * n)[:, None]
+    left = (i[None, :] + off).ravel() + 1
+    right = (j[None, :] + off).ravel() + 1
+    return np.stack([left, right], axis=1)
+
+
+def write(out: Path, spec: str) -> tuple[str, int]:
+    n, _, c = spec.partition("x")
+    n, copies = int(n), int(c or 1)
+    name = f"crown-{spec}"
+    path = out / f"out.{name}"
+    tmp = path.with_suffix(".part")
+    with tmp.open("w") as f:
+        f.write("% bip unweighted\n")
+        np.savetxt(f, edges(n, copies), fmt="%d", delimiter="\t")
+    tmp.replace(path)
+    return name, copies * (2**n - 2)
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("out", type=Path)
+    ap.add_argument("specs", nargs="*", default=["16", "21", "18x8200"])
+    a = ap.parse_args(argv)
+    a.out.mkdir(parents=True, exist_ok=True)
+    counts = dict(write(a.out, s) for s in a.specs)
+    for name, c in counts.items():
+        print(f"{name}\t{c}\t{'past 2^31-1' if c > 2**31 - 1 else ''}")
+    (a.out / "crowns.json").write_text(json.dumps(counts, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
