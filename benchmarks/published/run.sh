@@ -7,7 +7,8 @@
 # (default: konect.cc).  GITHUB_MIRROR: a folder of <owner>/<repo>/archive/<commit>.tar.gz
 # (default: github.com).  Run from the repository root in the environment of environment.yml,
 # with nvcc, g++ and TBB's headers (libtbb-dev) for all four codes.  Writes the tables into
-# WORKDIR/results/tables and the rows into WORKDIR/results/runs.
+# WORKDIR/results/tables and the rows into WORKDIR/results/runs.  OVERRIDES: another plan
+# (default: this folder's overrides.yaml; multi-gpu.yaml: GMBE's and our multi-GPU modes).
 set -u
 WORK=${1:?usage: bash benchmarks/published/run.sh WORKDIR [KONECT_MIRROR [GITHUB_MIRROR]]}
 REPO=$(pwd)
@@ -26,10 +27,10 @@ python "$REPO/benchmarks/published/crowns.py" "$WORK/graphs" 16 21 18x8200 || ex
 } > "$WORK/local.yaml"
 export PYTHONPATH=$REPO${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
 SMK=(python -m snakemake --directory "$WORK" --cores all --rerun-incomplete
-     --configfile "$REPO/benchmarks/published/overrides.yaml" "$WORK/local.yaml")
+     --configfile "${OVERRIDES:-$REPO/benchmarks/published/overrides.yaml}" "$WORK/local.yaml")
 # cuMBE's build compiles into numba's cache while the data converts and the codes build
 if nvidia-smi -L > /dev/null 2>&1; then
-  python benchmarks/gpu/warm.py --jobs 2 cuMBE:128 > "$WORK/warm.jsonl" 2>&1 &
+  python benchmarks/gpu/warm.py --jobs 2 cuMBE:128 cuMBE-pieces:128 > "$WORK/warm.jsonl" 2>&1 &
   WARM=$!
 fi
 "${SMK[@]}" --until convert
