@@ -1,12 +1,12 @@
 """cuMBE at scale: tiles of real graphs, planted near-bicliques and crowns (run on a GPU machine).
 
     python benchmarks/scale/scale.py --archives konect-mirror/ --out scale-out \\
-        [--gmbe /path/to/GMBE/bin/MBE_GPU] [--time-limit 120] [--graphs marvel-x12,planted-s]
+        [--gmbe resources/engines/gmbe-205b7cd53db3/src/src/MBE_GPU] [--time-limit 120] [--graphs marvel-x12,planted-s]
 
 Makes the graphs (cached in --work), runs cuMBE's paper build (or the --variants given) on each
 (``python -m cumbe run``, one process per run under --time-limit; the kernel is compiled before
-its run is timed: numba's cache, then ``kernel_s``), and GMBE (``-s 2 -f``) when a binary is
-given, and writes OUT/scale.json and OUT/scale.md: kernel seconds, bicliques/s, the ratio to
+its run is timed: numba's cache, then ``kernel_s``), and GMBE (``-s 2 -f``, on the pipeline's
+input for it) when a binary is given (the pipeline's build: ``python -m mbebench.published``), and writes OUT/scale.json and OUT/scale.md: kernel seconds, bicliques/s, the ratio to
 GMBE's own time and whether the counts agree, with the commit and the GPU.
 
 Graphs (``--graphs``, comma list; default: every one below):
@@ -37,6 +37,7 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 from mbebench.csr import CSRGraph, from_edges, read_csr, write_csr  # noqa: E402
+from mbebench.published import inputs, output  # noqa: E402
 
 DEFAULT_GRAPHS = ("marvel-x12", "marvel-x60", "youtube-groupmemberships-x10",
                   "movielens-10m_ui-x20", "edit-nawiki-x8", "planted-xs", "planted-s",
@@ -114,14 +115,6 @@ def make(name: str, archives: Path, work: Path) -> Path:
     return path
 
 
-def write_adj(g: CSRGraph, path: Path) -> None:
-    """GMBE's input: one line per right vertex, its left neighbours."""
-    off, adj = g.right_offsets, g.right_indices
-    with open(path, "w") as f:
-        for v in range(g.n_right):
-            f.write(" ".join(map(str, adj[off[v]:off[v + 1]].tolist())) + "\n")
-
-
 def run_cumbe(csr: Path, variant: str, limit: float, extra: list[str]) -> dict:
     out = csr.with_suffix(f".{variant}.json")
     out.unlink(missing_ok=True)
@@ -142,21 +135,26 @@ def run_cumbe(csr: Path, variant: str, limit: float, extra: list[str]) -> dict:
 
 
 def run_gmbe(binary: str, g: CSRGraph, csr: Path, limit: float) -> dict:
-    adj = csr.with_suffix(".adj")
+    # the pipeline's GMBE input (mbebench.published): line u = the right neighbours of left
+    # vertex u, as GMBE's own preprocess/data_convert.cpp writes a KONECT file (its first
+    # column on the lines); with the other orientation GMBE took 5.0 s on marvel-x12 here,
+    # 30x what it was reported to take
+    adj = csr.with_suffix(".gmbe.adj")
     if not adj.exists():
-        write_adj(g, adj)
+        inputs.write(g, "adj", adj)
     t = time.time()
     try:
         p = subprocess.run([binary, "-i", str(adj), "-s", "2", "-f"], capture_output=True,
                            text=True, timeout=limit)
     except subprocess.TimeoutExpired:
         return {"status": "timeout", "wall_s": round(time.time() - t, 1)}
-    s = p.stdout + p.stderr
-    tm = re.search(r"Total processing time: ([0-9.eE+-]+) seconds", s)
-    cnt = re.search(r"maximal nodes:\s*(-?\d+)", s)
-    if p.returncode or not tm or not cnt:
-        return {"status": "error", "error": s[-800:]}
-    return {"status": "ok", "seconds": float(tm[1]), "count": int(cnt[1])}
+    try:
+        if p.returncode:
+            raise output.OutputError(f"exit status {p.returncode}")
+        count, seconds = output.gmbe(p.stdout)
+    except output.OutputError as e:
+        return {"status": "error", "error": f"{e}: {(p.stdout + p.stderr)[-800:]}"}
+    return {"status": "ok", "seconds": seconds, "count": count}
 
 
 def context() -> dict:
