@@ -43,6 +43,7 @@ def main():
     wall = time.perf_counter() - t0
     with open(sys.argv[2], "w") as f:
         json.dump({"wall_s": wall, "algo_s": r.algo_seconds, "count": r.count,
+                   "fingerprint": r.fingerprint, "start_method": r.stats.get("start_method"),
                    "pool_start_s": r.stats.get("pool_start_s"),
                    "compile_s": r.compile_seconds}, f)
 if __name__ == "__main__":
