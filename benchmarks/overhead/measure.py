@@ -20,7 +20,7 @@ checkout and graph, ``baselines.parmbe.run(graph, processes=P)`` in a fresh proc
 planning kernels' load, the pool's end) of the last process is reported.
 
 Prints a Markdown table and writes every measurement to ``--out`` (JSON); exits 1 when two
-checkouts disagree on a graph's count or fingerprint (cuMBE), or count (ParMBE), or when a
+checkouts disagree on a graph's count or fingerprint, or when a
 warm cuMBE run of a checkout without ``MBEBENCH_FAST_LAUNCH=0`` that records its launch path
 did not launch its cached cubin.
 """
@@ -142,7 +142,7 @@ def problems(rows: list[dict], envs: dict) -> list[str]:
     """Disagreements between checkouts on a result, and warm runs that missed the cubin."""
     out, seen = [], {}
     for r in rows:
-        result = (r["count"], r.get("fingerprint") if r["engine"] == "cumbe" else None)
+        result = (r["count"], r.get("fingerprint"))
         first = seen.setdefault((r["graph"], r["engine"]), (r["tree"], result))
         if result != first[1]:
             out.append(f"{r['graph']} {r['engine']}: {r['tree']} gives {result}, "
