@@ -1,6 +1,7 @@
-"""cuMBE's launch from a cached cubin (cumbe/cubin.py), without a GPU: the kernel's
-parameter words against numba-cuda's own, the cache's key and its refusals, the fallback
-to numba's path, and a run's host modules importing no numba."""
+"""A warm cuMBE run's start, without a GPU: the launch from a cached cubin (cumbe/cubin.py;
+the kernel's parameter words against numba-cuda's own, the cache's key and its refusals,
+the fallback to numba's path), a run's host modules importing no numba, and the
+preparation's cache entry found by the CSR file's identity."""
 
 from __future__ import annotations
 
@@ -300,3 +301,36 @@ def test_a_run_through_the_driver_path_counts_as_numbas(tmp_path):
         assert s1["launch"] == "cubin" and s0["launch"] == "numba"
         assert {k: v for k, v in s0.items() if k not in skip} == \
             {k: v for k, v in s1.items() if k not in skip}, variant
+
+
+def test_the_preparation_is_found_by_its_files_identity_without_hashing(tmp_path, monkeypatch):
+    from cumbe import prepare as preparation
+    from mbebench.csr import CSRGraph, from_edges, read_csr, write_csr
+
+    monkeypatch.delenv(preparation.CACHE_ENV, raising=False)
+    path = tmp_path / "g.csr"
+    rng = np.random.default_rng(3)
+    write_csr(from_edges(*np.nonzero(rng.random((12, 15)) < 0.3), 12, 15), path)
+    first = preparation.prepare_cached(read_csr(path))
+    hashed = []
+    real_key = preparation.cache_key
+    monkeypatch.setattr(preparation, "cache_key", lambda *a: hashed.append(1) or real_key(*a))
+    again = preparation.prepare_cached(read_csr(path))
+    assert not hashed and np.array_equal(again.needs, first.needs)
+    # the file touched: found by its content, and then by its new identity
+    os.utime(path, ns=(1, 1))
+    preparation.prepare_cached(read_csr(path))
+    preparation.prepare_cached(read_csr(path))
+    assert len(hashed) == 1
+    # a graph in memory that names the file: never by the file's identity
+    g = read_csr(path)
+    copy = CSRGraph(g.n_left, g.n_right, g.n_edges, *(np.array(a) for a in (
+        g.left_offsets, g.left_indices, g.right_offsets, g.right_indices)), path=str(path))
+    assert preparation.file_key(copy, True, True) is None
+    preparation.prepare_cached(copy)
+    assert len(hashed) == 2
+    # another graph written under the same name: a new identity, a new preparation
+    write_csr(from_edges(*np.nonzero(rng.random((12, 15)) < 0.5), 12, 15), path)
+    other = preparation.prepare_cached(read_csr(path))
+    assert np.array_equal(other.needs, preparation.prepare_cached(read_csr(path)).needs)
+    assert len(hashed) == 3 and not np.array_equal(other.offU, first.offU)
