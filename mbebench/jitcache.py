@@ -18,6 +18,7 @@ or ``jitcache.keyed(cuda.jit(cache=True)(fn))`` for a dispatcher built at run ti
 from __future__ import annotations
 
 import hashlib
+import re
 import sys
 import types
 from pathlib import Path
@@ -101,6 +102,39 @@ def _module_file(name: str) -> Path | None:
     return None
 
 
+# where an import statement starts: at the start of a line, or after a ";" or ":" (then the
+# whole file is parsed)
+_IMPORT_AT_LINE = re.compile(rb"^[ \t]*(?:from[ \t]+[.\w]+[ \t]+import|import[ \t])", re.M)
+_IMPORT_INLINE = re.compile(rb"[;:][ \t]*(?:from|import)[ \t]")
+
+
+def _import_statements(source: bytes) -> list:
+    """The import statements of ``source``, parsed: only the lines that start one (with
+    their parenthesised or backslashed continuation), so that a run's start does not parse
+    the kernel's 2000 lines; the whole file where an import may follow a ";" or ":"."""
+    import ast
+
+    if _IMPORT_INLINE.search(source):
+        return [n for n in ast.walk(ast.parse(source)) if isinstance(n, (ast.Import,
+                                                                            ast.ImportFrom))]
+    out = []
+    for m in _IMPORT_AT_LINE.finditer(source):
+        end = m.start()
+        while True:
+            nl = source.find(b"\n", end)
+            end = len(source) if nl < 0 else nl + 1
+            text = source[m.start():end]
+            if not (text.count(b"(") > text.count(b")") or text.rstrip().endswith(b"\\")):
+                break
+            if nl < 0:
+                break
+        try:
+            out += ast.parse(source[m.start():end].strip()).body
+        except SyntaxError:  # prose in a docstring that reads like an import
+            continue
+    return out
+
+
 def _imported_names(path: Path, name: str) -> set[str]:
     """Every module ``path`` imports, at any depth of its code (a function's late import
     too), and every ``from X import y`` as both X and X.y (y may be a submodule)."""
@@ -108,7 +142,7 @@ def _imported_names(path: Path, name: str) -> set[str]:
 
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     out: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_bytes(), str(path))):
+    for node in _import_statements(path.read_bytes()):
         if isinstance(node, ast.Import):
             out.update(a.name for a in node.names)
         elif isinstance(node, ast.ImportFrom):

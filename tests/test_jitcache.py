@@ -138,3 +138,21 @@ def test_an_edit_to_any_cumbe_kernel_module_changes_its_cache_key(tmp_path, monk
         f.write_text(text)
         jitcache._digests.clear()
         assert key() == before
+
+
+def test_the_import_scan_finds_every_import_a_full_parse_finds():
+    """imports_digest reads only the lines that start an import (a run's start does not
+    parse the kernel's sources whole): on every module of ours, and on the cases that it
+    must hand to a full parse, it finds what ast finds."""
+    import ast
+
+    def names(nodes):
+        return {(getattr(n, "level", 0), getattr(n, "module", None), a.name)
+                for n in nodes if isinstance(n, (ast.Import, ast.ImportFrom)) for a in n.names}
+
+    sources = [p.read_bytes() for pkg in ("cumbe", "mbebench", "baselines")
+               for p in (REPO / pkg).rglob("*.py")]
+    sources += [b"x = 1; import os\n", b"if x: from a import b\n",
+                b"from a import (b,\n    c)\nimport d, \\\n  e\n"]
+    for src in sources:
+        assert names(ast.walk(ast.parse(src))) <= names(jitcache._import_statements(src))
