@@ -360,8 +360,12 @@ class Driver:
             return None
         meta, cubin = found
         d = _drv()
-        module = _check(d.cuModuleLoadData(cubin))
-        function = _check(d.cuModuleGetFunction(module, meta["entry"].encode()))
+        try:
+            module = _check(d.cuModuleLoadData(cubin))
+            function = _check(d.cuModuleGetFunction(module, meta["entry"].encode()))
+        except CudaAPIError as e:  # numba's path then says what the device's state is
+            note(f"cubin cache: the entry for {build} does not load ({e})")
+            return None
         return Kernel(module, function, bool(meta["cooperative"]), meta["entry"])
 
     # -- numba.cuda's calls
