@@ -133,6 +133,9 @@ def store(build: dict, cc: tuple, overload) -> Path | None:
         return None
     key = build_key(build, cc)
     cubin = bytes(lib.get_cubin(cc=tuple(cc)))
+    found = load(build, cc, quiet=True)
+    if found is not None and found[1] == cubin and found[0]["entry"] == lib._entry_name:
+        return _entry_path(key)  # stored already (a run that took numba's path anyway)
     meta = {"key": key, "entry": lib._entry_name, "args": arg_layout(),
             "cooperative": bool(overload.cooperative),
             "cubin_sha256": hashlib.sha256(cubin).hexdigest()}
@@ -147,7 +150,7 @@ def store(build: dict, cc: tuple, overload) -> Path | None:
     return path
 
 
-def load(build: dict, cc: tuple) -> tuple[dict, bytes] | None:
+def load(build: dict, cc: tuple, quiet: bool = False) -> tuple[dict, bytes] | None:
     """(metadata, cubin) of ``build`` for compute capability ``cc`` if the cache holds an
     entry that matches in every part; else None."""
     key = build_key(build, cc)
@@ -156,7 +159,8 @@ def load(build: dict, cc: tuple) -> tuple[dict, bytes] | None:
         meta = json.loads(path.with_suffix(".json").read_text())
         cubin = path.with_suffix(".cubin").read_bytes()
     except (OSError, ValueError):
-        note(f"cubin cache: no entry for {build} at {path}")
+        if not quiet:
+            note(f"cubin cache: no entry for {build} at {path}")
         return None
     if (not isinstance(meta, dict) or meta.get("key") != key or meta.get("args") != arg_layout()
             or meta.get("cubin_sha256") != hashlib.sha256(cubin).hexdigest()

@@ -334,3 +334,14 @@ def test_the_preparation_is_found_by_its_files_identity_without_hashing(tmp_path
     other = preparation.prepare_cached(read_csr(path))
     assert np.array_equal(other.needs, preparation.prepare_cached(read_csr(path)).needs)
     assert len(hashed) == 3 and not np.array_equal(other.offU, first.offU)
+
+
+def test_an_entry_stored_already_is_not_written_again(cache):
+    path = cubin.store(BUILD, (9, 0), _fake_overload())
+    before = path.with_suffix(".json").stat().st_mtime_ns, path.with_suffix(".cubin").stat().st_ino
+    os.utime(path.with_suffix(".json"), ns=(1, 1))
+    assert cubin.store(BUILD, (9, 0), _fake_overload()) == path
+    assert path.with_suffix(".json").stat().st_mtime_ns == 1
+    assert path.with_suffix(".cubin").stat().st_ino == before[1]
+    cubin.store(BUILD, (9, 0), _fake_overload(cubin_bytes=b"\x7fELF recompiled"))
+    assert cubin.load(BUILD, (9, 0))[1] == b"\x7fELF recompiled"
