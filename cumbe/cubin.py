@@ -220,10 +220,9 @@ def _check(result):
     """The values of a ``cuda.bindings.driver`` call, or :class:`CudaAPIError`."""
     err, *values = result if isinstance(result, tuple) else (result,)
     if int(err) != 0:
-        d = _drv()
-        _, name = d.cuGetErrorName(err)
-        name = name.decode() if isinstance(name, bytes) else str(err)
-        raise CudaAPIError(f"[{int(err)}] Call to the CUDA driver results in {name}")
+        # the enum's name, CUDA_ERROR_...: asking the driver could fail after a fault
+        raise CudaAPIError(f"[{int(err)}] Call to the CUDA driver results in "
+                           f"{getattr(err, 'name', None) or err}")
     return values[0] if len(values) == 1 else tuple(values)
 
 

@@ -345,3 +345,105 @@ def test_an_entry_stored_already_is_not_written_again(cache):
     assert path.with_suffix(".cubin").stat().st_ino == before[1]
     cubin.store(BUILD, (9, 0), _fake_overload(cubin_bytes=b"\x7fELF recompiled"))
     assert cubin.load(BUILD, (9, 0))[1] == b"\x7fELF recompiled"
+
+
+class _Bindings:
+    """cuda.bindings.driver with the driver library missing: each call converts its
+    arguments as on a GPU (a wrong type is the bindings' TypeError), then, where the library
+    would be called, answers success with a stand-in value."""
+
+    def __init__(self):
+        from cuda.bindings import driver
+
+        self.d, self.calls, self.next_ptr, self.n_params = driver, [], 0x7000_0000, 0
+        self.host = np.zeros(1 << 12, np.uint8)  # what cuMemHostAlloc hands out
+
+    def __getattr__(self, name):
+        d = self.d
+        real = getattr(d, name)
+        if not callable(real) or not name.startswith("cu"):
+            return real
+
+        def call(*args):
+            try:
+                real(*args)
+                raise AssertionError(f"{name} reached a driver")
+            except TypeError:
+                raise
+            except Exception as e:  # noqa: BLE001 - the missing library: arguments were fine
+                if "NVIDIA" not in str(e) and "driver" not in str(e):
+                    raise
+            self.calls.append((name, args))
+            if name.startswith("cuLaunch"):  # the parameter words, while they are alive
+                ptrs = (ctypes.c_uint64 * self.n_params).from_address(args[9])
+                self.params = [ctypes.c_int64.from_address(p).value for p in ptrs]
+            ok = d.CUresult.CUDA_SUCCESS
+            if name == "cuMemAlloc":
+                self.next_ptr += 0x1000
+                return ok, d.CUdeviceptr(self.next_ptr)
+            values = {
+                "cuDeviceGetCount": 1, "cuDeviceGet": d.CUdevice(0),
+                "cuDeviceGetName": b"Stand-in GPU\0\0\0", "cuDeviceGetAttribute": 9,
+                "cuDevicePrimaryCtxRetain": d.CUcontext(), "cuModuleLoadData": d.CUmodule(),
+                "cuModuleGetFunction": d.CUfunction(),
+                "cuOccupancyMaxActiveBlocksPerMultiprocessor": 2, "cuStreamCreate": d.CUstream(),
+                "cuEventCreate": d.CUevent(), "cuEventElapsedTime": 1.5,
+                "cuMemHostAlloc": self.host.ctypes.data, "cuCtxPopCurrent": d.CUcontext(),
+                "cuGetErrorName": b"CUDA_ERROR_STAND_IN"}
+            if name == "cuMemGetInfo":
+                return ok, 2**34, 2**35
+            return (ok, values[name]) if name in values else (ok,)
+
+        return call
+
+
+def test_the_driver_calls_pass_the_bindings_types(cache, monkeypatch):
+    """Every call of cumbe.cubin.Driver through the real cuda.bindings.driver up to the
+    driver library (missing here): the arguments' types are what the bindings take, and the
+    launch's parameter array holds the flattened words."""
+    pytest.importorskip("cuda.bindings.driver")
+    b = _Bindings()
+    monkeypatch.setattr(cubin, "_drv", lambda: b)
+    drv = cubin.Driver()
+    assert drv.device.name == "Stand-in GPU" and drv.device.compute_capability == (9, 9)
+    cubin.store(BUILD, (9, 9), _fake_overload())
+    kern = drv.kernel(BUILD)
+    assert kern is not None and kern.max_cooperative_grid_blocks(128, drv.device) == 18
+    host = np.arange(6, dtype=np.int64).reshape(2, 3)
+    dev = drv.to_device(host)
+    scratch = drv.device_array((4,), np.int32)
+    view = scratch.view(np.uint64)
+    assert view.shape == (2,) and view.ptr == scratch.ptr
+    stream, e0, e1 = drv.stream(), drv.event(), drv.event()
+    pinned = drv.pinned_array((2, 3), np.int64)
+    dev.copy_to_host(pinned, stream=stream)
+    dev.copy_to_host()
+    e0.record(stream)
+    b.n_params = len(cubin.flatten((dev, scratch, view)))
+    kern[3, 128, stream](dev, scratch, view)
+    e1.record(stream)
+    e1.synchronize()
+    stream.synchronize()
+    drv.synchronize()
+    assert drv.event_elapsed_time(e0, e1) == 1.5
+    assert drv.current_context().get_memory_info() == (2**34, 2**35)
+    drv.current_context().push()
+    drv.current_context().pop()
+    (launch,) = [args for name, args in b.calls if name == "cuLaunchCooperativeKernel"]
+    assert launch[1:8] == (3, 1, 1, 128, 1, 1, 0)
+    assert b.params == cubin.flatten((dev, scratch, view))
+    assert b.params[:5] == [0, 0, 6, 8, dev.ptr] and b.params[5:9] == [2, 3, 24, 8]
+    del dev, scratch, view  # frees through cuMemFree (an int pointer)
+    assert sum(name == "cuMemFree" for name, _ in b.calls) == 2
+
+
+def test_a_failed_driver_call_is_one_line_naming_the_cuda_error():
+    d = pytest.importorskip("cuda.bindings.driver")
+    from cumbe import launch
+
+    with pytest.raises(cubin.CudaAPIError) as e:
+        cubin._check((d.CUresult.CUDA_ERROR_ILLEGAL_ADDRESS,))
+    assert "CUDA_ERROR_ILLEGAL_ADDRESS" in str(e.value) and launch._is_cuda_error(e.value)
+    assert any(name in launch.one_line(e.value) for name in launch.STICKY)
+    assert cubin._check((d.CUresult.CUDA_SUCCESS, 7)) == 7
+    assert cubin._check((d.CUresult.CUDA_SUCCESS, 1, 2)) == (1, 2)
