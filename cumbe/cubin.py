@@ -15,7 +15,8 @@ kernel that numba had compiled before (docs/gpu.md, "Seconds beside the kernel")
   :mod:`cumbe.buffers`, :mod:`cumbe.progress`), so both paths run the same host code.
 
 The key: the build's switches, the device's compute capability, the numba-cuda version,
-the ``NUMBA_*`` environment and a digest of every module the kernel imports
+the toolkit (``CUDA_HOME``, the NVIDIA wheels installed), the ``NUMBA_*`` environment and a
+digest of every module the kernel imports
 (:func:`mbebench.jitcache.imports_digest`, read from the files).  An entry that does not
 match it, or whose cubin does not match its recorded digest, is ignored (and rewritten by
 the next compile), never trusted.  Any doubt is the numba path: ``MBEBENCH_FAST_LAUNCH=0``,
@@ -90,6 +91,18 @@ def _numba_cuda_version() -> str:
         return "unknown"
 
 
+def _toolkit() -> list[str]:
+    """What numba compiles and links with, as far as it shows without importing numba: the
+    ``CUDA_HOME``/``CUDA_PATH`` settings and the installed NVIDIA wheels (NVVM, nvJitLink,
+    the CUDA runtime's libraries) with their versions."""
+    out = [f"{k}={os.environ[k]}" for k in ("CUDA_HOME", "CUDA_PATH") if os.environ.get(k)]
+    for d in sys.path:
+        if d.endswith("site-packages") and os.path.isdir(d):
+            out += sorted(n for n in os.listdir(d)
+                          if n.startswith("nvidia_") and n.endswith(".dist-info"))
+    return out
+
+
 def build_key(build: dict, cc: tuple) -> dict:
     """Everything the cached machine code depends on (see the module's docstring)."""
     from mbebench.jitcache import imports_digest
@@ -97,6 +110,7 @@ def build_key(build: dict, cc: tuple) -> dict:
     return {
         "format": FORMAT, "build": {k: build[k] for k in sorted(build)},
         "cc": [int(cc[0]), int(cc[1])], "numba_cuda": _numba_cuda_version(),
+        "toolkit": _toolkit(),
         "numba_env": {k: v for k, v in sorted(os.environ.items())
                       if k.startswith("NUMBA_") and k != "NUMBA_CACHE_DIR"},
         "sources": imports_digest("cumbe.kernel", "cumbe.buffers"),

@@ -101,6 +101,14 @@ def test_a_stored_cubin_is_loaded_for_its_build_only(cache, monkeypatch):
     assert cubin.load({**BUILD, "compact": True}, (9, 0)) is None
     assert cubin.load({**BUILD, "threads": 256}, (9, 0)) is None
     assert cubin.load(BUILD, (8, 0)) is None
+    toolkit = os.environ.get("CUDA_HOME")
+    monkeypatch.setenv("CUDA_HOME", "/another/toolkit")
+    assert cubin.load(BUILD, (9, 0)) is None
+    if toolkit is None:
+        monkeypatch.delenv("CUDA_HOME")
+    else:
+        monkeypatch.setenv("CUDA_HOME", toolkit)
+    assert cubin.load(BUILD, (9, 0)) is not None
     monkeypatch.setenv("NUMBA_OPT", "1")
     assert cubin.load(BUILD, (9, 0)) is None
 
