@@ -37,7 +37,7 @@ import hashlib
 import json
 import os
 import sys
-import threading
+import weakref
 from pathlib import Path
 
 import numpy as np
@@ -209,11 +209,19 @@ def driver_for_run() -> Driver | None:
     if "numba.cuda" in sys.modules:
         note("numba.cuda is imported already: the numba path")
         return None
+    global _DRIVER
     try:
-        return Driver()
+        if _DRIVER is None:  # one per process: repeats reuse its context and loaded kernels
+            _DRIVER = Driver()
+        else:  # current in this thread too
+            _check(_drv().cuCtxSetCurrent(_DRIVER.context.handle))
+        return _DRIVER
     except Exception as e:  # noqa: BLE001 - numba's path reports the device's state itself
         note(f"no driver launch ({type(e).__name__}: {e}): the numba path")
         return None
+
+
+_DRIVER: Driver | None = None
 
 
 # ---------------------------------------------------------------- the driver API, as numba's
@@ -353,6 +361,13 @@ class Kernel:
         return launch
 
 
+def _free_host(ptr: int) -> None:
+    try:
+        _drv().cuMemFreeHost(ptr)
+    except Exception:  # noqa: BLE001 - at exit, or after a sticky fault
+        pass
+
+
 class Driver:
     """The calls of numba's ``cuda`` module a cuMBE run makes, on the primary context of
     device 0 (numba's default device)."""
@@ -366,12 +381,18 @@ class Driver:
         ctx = _check(d.cuDevicePrimaryCtxRetain(self.device.handle))
         _check(d.cuCtxSetCurrent(ctx))
         self.context = Context(ctx)
-        self._lock = threading.Lock()
+        self._kernels: dict = {}
 
     # -- the run's kernel
     def kernel(self, build: dict) -> Kernel | None:
-        """The cached kernel of ``build`` for this device, loaded; None when the cache holds
-        none that matches (:func:`load`)."""
+        """The cached kernel of ``build`` for this device, loaded (once per process); None
+        when the cache holds none that matches (:func:`load`)."""
+        name = json.dumps(build, sort_keys=True)
+        if name not in self._kernels:
+            self._kernels[name] = self._load(build)
+        return self._kernels[name]
+
+    def _load(self, build: dict) -> Kernel | None:
         found = load(build, self.device.compute_capability)
         if found is None:
             return None
@@ -415,8 +436,10 @@ class Driver:
         shape = (shape,) if isinstance(shape, int) else tuple(shape)
         nbytes = max(int(np.prod(shape)) * np.dtype(dtype).itemsize, 1)
         ptr = int(_check(_drv().cuMemHostAlloc(nbytes, 0)))
-        buf = (ctypes.c_byte * nbytes).from_address(ptr)  # freed with the process
-        return np.frombuffer(buf, dtype=dtype, count=int(np.prod(shape))).reshape(shape)
+        buf = (ctypes.c_byte * nbytes).from_address(ptr)
+        out = np.frombuffer(buf, dtype=dtype, count=int(np.prod(shape))).reshape(shape)
+        weakref.finalize(buf, _free_host, ptr)  # buf lives as long as any view of it
+        return out
 
     def stream(self) -> Stream:
         return Stream()

@@ -163,6 +163,7 @@ def test_numbas_path_without_a_driver_or_once_numba_started(monkeypatch, capsys)
         raise RuntimeError("no libcuda")
 
     monkeypatch.setattr(cubin, "Driver", no_driver)
+    monkeypatch.setattr(cubin, "_DRIVER", None)
     monkeypatch.delitem(sys.modules, "numba.cuda", raising=False)
     assert cubin.driver_for_run() is None
     assert "no libcuda" in capsys.readouterr().err
@@ -417,6 +418,8 @@ def test_the_driver_calls_pass_the_bindings_types(cache, monkeypatch):
     cubin.store(BUILD, (9, 9), _fake_overload())
     kern = drv.kernel(BUILD)
     assert kern is not None and kern.max_cooperative_grid_blocks(128, drv.device) == 18
+    assert drv.kernel(dict(BUILD)) is kern  # a repeat in this process: loaded once
+    assert sum(name == "cuModuleLoadData" for name, _ in b.calls) == 1
     host = np.arange(6, dtype=np.int64).reshape(2, 3)
     dev = drv.to_device(host)
     scratch = drv.device_array((4,), np.int32)
@@ -443,6 +446,8 @@ def test_the_driver_calls_pass_the_bindings_types(cache, monkeypatch):
     assert b.params[:5] == [0, 0, 6, 8, dev.ptr] and b.params[5:9] == [2, 3, 24, 8]
     del dev, scratch, view  # frees through cuMemFree (an int pointer)
     assert sum(name == "cuMemFree" for name, _ in b.calls) == 2
+    del pinned
+    assert sum(name == "cuMemFreeHost" for name, _ in b.calls) == 1
 
 
 def test_a_failed_driver_call_is_one_line_naming_the_cuda_error():
