@@ -184,6 +184,7 @@ def _pool_stats(pool: ParMBEPool, plan: Plan, ex: dict, nproc: int, plan_s: floa
         "split_tasks": plan.n_split,
         "presplit_tasks": plan.n_presplit,
         "pool_start_s": round(pool.start_s, 4),
+        "start_method": pool.start_method,
         "max_task_s": round(pool.max_task_s, 6),
         # where algo_seconds goes besides the work: planning in the
         # parent, dispatch until the last worker started its first task,

@@ -109,7 +109,7 @@ def main(argv=None) -> int:
     from cumbe.engine import run
     from cumbe.launch import DeviceError, DeviceMemoryError, LaunchError
     from mbebench.engine import EngineSkipped
-    from mbebench.fingerprint import to_hex
+    from mbebench.fingerprint_sum import to_hex
 
     try:
         res = run(g, variant=a.variant, k=a.k, blocks=a.blocks, threads=a.threads,

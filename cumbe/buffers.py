@@ -13,7 +13,7 @@ from typing import Callable
 
 import numpy as np
 
-from cumbe import kernel
+from cumbe import consts
 
 
 @dataclass(frozen=True)
@@ -59,28 +59,28 @@ SPEC: tuple[Buffer, ...] = (
     Buffer("task_piece", np.int32, lambda p: (max(p.n_tasks, 1), 2), "graph",
            "each task's piece (k, K): the level-0 branches with k (mod K) candidates after "
            "them in the task's fixed order (cumbe.prepare.split); (0, 1): the whole task"),
-    Buffer("prm", np.int64, lambda p: (kernel.NPARAMS,), "graph", "scalars (kernel.P_*)"),
+    Buffer("prm", np.int64, lambda p: (consts.NPARAMS,), "graph", "scalars (consts.P_*)"),
     Buffer("arena", np.int32, lambda p: (2 * p.half_words,), "scratch",
            "the workers' arenas, two halves (cumbe.layout)"),
     Buffer("arena64", np.uint64, lambda p: (p.half_words,), "view",
            "the same memory as 64-bit words (level sums)"),
-    Buffer("ctl", np.int32, lambda p: (2, kernel.CTL_FIXED + 3 * (p.k + 2)), "scratch",
+    Buffer("ctl", np.int32, lambda p: (2, consts.CTL_FIXED + 3 * (p.k + 2)), "scratch",
            "per phase: task counter; per stage the stop flag, publishers, workers out of work"),
-    Buffer("pool_hdr", np.int32, lambda p: (2, p.workers, kernel.NH), "scratch",
+    Buffer("pool_hdr", np.int32, lambda p: (2, p.workers, consts.NH), "scratch",
            "published work: the victim's task layout"),
     Buffer("pool_base", np.int64, lambda p: (2, p.workers), "scratch",
            "published work: the victim's neighbour-list base"),
     Buffer("pool_n", np.int32, lambda p: (2, p.workers), "scratch", "pieces left per victim"),
     Buffer("pool_list", np.int32, lambda p: (2, p.workers), "scratch", "who published"),
-    Buffer("res", np.int64, lambda p: (kernel.NRES,), "result",
+    Buffer("res", np.int64, lambda p: (consts.NRES,), "result",
            "bicliques, nodes, tasks, tasks of the block-wide phase (stolen pieces included)"),
     Buffer("res_fp", np.uint64, lambda p: (1,), "result", "fingerprint"),
-    Buffer("err", np.int32, lambda p: (4,), "result", "error code (kernel.ERRORS)"),
-    Buffer("ph_out", np.int64, lambda p: (p.workers, kernel.NPH + 1), "result",
+    Buffer("err", np.int32, lambda p: (4,), "result", "error code (consts.ERRORS)"),
+    Buffer("ph_out", np.int64, lambda p: (p.workers, consts.NPH + 1), "result",
            "instrumented: cycles per phase and in total, per warp"),
     Buffer("tasks_out", np.int64, lambda p: (p.workers,), "result", "tasks per warp"),
-    Buffer("prog", np.int64, lambda p: (p.blocks, kernel.NPROG), "result",
-           "progress counters (kernel.PR_*) per block, copied while the kernel runs "
+    Buffer("prog", np.int64, lambda p: (p.blocks, consts.NPROG), "result",
+           "progress counters (consts.PR_*) per block, copied while the kernel runs "
            "(cumbe.progress); summed over the blocks, exact at the end"),
 )
 

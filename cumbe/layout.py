@@ -40,10 +40,10 @@ multiply).  The plain build keeps the layout above: the same code in it ran slow
 
 from __future__ import annotations
 
+import functools
 import os
 import types
 
-import numba
 import numpy as np
 
 from mbebench import envvars
@@ -216,35 +216,42 @@ def compile_with(jit, compact: bool = False) -> types.SimpleNamespace:
     return types.SimpleNamespace(**out)
 
 
-host = compile_with(numba.njit(cache=False))
-host_compact = compile_with(numba.njit(cache=False), compact=True)
-_task_need_host = host.task_need
-_task_need_compact = host_compact.task_need
+@functools.cache
+def _host(compact: bool) -> types.SimpleNamespace:
+    """The layout functions compiled for the host, on first use: importing this module does
+    not import numba (the launch from a cached cubin, :mod:`cumbe.cubin`, reads its
+    constants only)."""
+    import numba
+
+    return compile_with(numba.njit(cache=False), compact=compact)
+
+
+def __getattr__(name: str):
+    # ``host`` and ``host_compact`` (tests), compiled on first use
+    if name in ("host", "host_compact"):
+        return _host(name == "host_compact")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def field_table(d, nb, tb, depth, caph, qcap, cb, compact: bool = False) -> dict:
     """Every field's offset, by name (tests and error messages)."""
-    fo = (host_compact if compact else host).field_offset
+    fo = _host(bool(compact)).field_offset
     return {n: int(fo(i, d, nb, tb, depth, caph, qcap, cb)) for i, n in enumerate(FIELD_NAMES)}
 
 
 def bounds(d, w, n_higher, dv, rs: bool, compact: bool = False) -> tuple:
     """A task's bounds (n_b, t_b, depth, cap_h, q_cap, cb) in the given layout."""
-    tb_ = (host_compact if compact else host).task_bound
+    tb_ = _host(bool(compact)).task_bound
     return tuple(int(tb_(k, d, w, n_higher, dv, rs)) for k in range(NBOUNDS))
 
 
 def needs(deg, wedges, n_higher, dv, rs: bool, compact: bool = False) -> np.ndarray:
     """Arena words per task (vectorised over tasks), in the plain or the compact layout."""
-    return _needs(np.asarray(deg, np.int64), np.asarray(wedges, np.int64),
-                  np.asarray(n_higher, np.int64), np.asarray(dv, np.int64), bool(rs),
-                  bool(compact))
+    return _needs_jit()(np.asarray(deg, np.int64), np.asarray(wedges, np.int64),
+                        np.asarray(n_higher, np.int64), np.asarray(dv, np.int64), bool(rs),
+                        bool(compact))
 
 
-# cached (the callees above are compiled into it); keyed: an edit of this module, which
-# the cache key would not see through the callees, is a fresh compile
-@keyed
-@numba.njit(cache=True)
 def _needs(deg, wedges, n_higher, dv, rs, compact):
     out = np.empty(deg.shape[0], np.int64)
     for i in range(deg.shape[0]):
@@ -253,3 +260,16 @@ def _needs(deg, wedges, n_higher, dv, rs, compact):
         else:
             out[i] = _task_need_host(deg[i], wedges[i], n_higher[i], dv[i], rs)
     return out
+
+
+@functools.cache
+def _needs_jit():
+    """:func:`_needs` compiled, or loaded from numba's cache (the callees are compiled into
+    it; keyed: an edit of this module, which the cache key would not see through the
+    callees, is a fresh compile).  The callees are bound as globals first: numba reads
+    them when it compiles."""
+    import numba
+
+    globals().update(_task_need_host=_host(False).task_need,
+                     _task_need_compact=_host(True).task_need)
+    return keyed(numba.njit(cache=True)(_needs))

@@ -20,22 +20,25 @@ anew, never trusted.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
+import types
 import zipfile
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
-import numba
 import numpy as np
 
 from mbebench import atomic
 from mbebench import envvars
 from mbebench import shard as sharding
 from mbebench.csr import CSRGraph
-from mbebench.jitcache import keyed, sources_digest
-from mbebench.order import candidate_order
+from mbebench.jitcache import imports_digest, keyed
 from mbebench.side import candidates_on_left
+
+# numba.prange inside _butterflies once compiled (_jit); range for the module's import
+prange = range
 
 def choose_side(graph: CSRGraph, side: str) -> bool:
     """True when the candidates (P, Q, R) come from the CSR's left side (``side`` as in
@@ -43,8 +46,6 @@ def choose_side(graph: CSRGraph, side: str) -> bool:
     return candidates_on_left(graph, side)
 
 
-@keyed
-@numba.njit(cache=True)
 def _renumber(offU, adjU, offV, order):
     """The candidate side's CSR in rank order, the other side's lists in ranks, and the
     position of each edge's candidate end in the other side's list."""
@@ -73,8 +74,6 @@ def _renumber(offU, adjU, offV, order):
     return noffU, nadjU, nadjV, epos
 
 
-@keyed
-@numba.njit(cache=True)
 def _wedges(noffU, nadjU, offV, epos):
     """Per candidate: wedges to higher-ranked 2-hop vertices, the length of all its
     neighbours' lists (the runs :func:`cumbe.kernel` reads to build a task's slots), and
@@ -149,10 +148,12 @@ def prepare(graph: CSRGraph, side: str = "auto", rs: bool = True) -> Prepared:
     offU = np.ascontiguousarray(offU, dtype=np.int64)
     adjU = np.ascontiguousarray(adjU, dtype=np.int32)
     offV = np.ascontiguousarray(offV, dtype=np.int64)
+    from mbebench.order import candidate_order
+
     order, _, start = candidate_order(offU, adjU)
-    noffU, nadjU, nadjV, epos = _renumber(offU, adjU, offV, order)
+    noffU, nadjU, nadjV, epos = _jit().renumber(offU, adjU, offV, order)
     orig = order.astype(np.int32)
-    w_hi, w_all, dv = _wedges(noffU, nadjU, offV, epos)
+    w_hi, w_all, dv = _jit().wedges(noffU, nadjU, offV, epos)
     deg = noffU[1:] - noffU[:-1]
     n_u = deg.shape[0]
     starts = start[order]  # by rank
@@ -178,18 +179,18 @@ def task_butterflies(prep: Prepared) -> np.ndarray:
     memory is short."""
     n_u = prep.offU.shape[0] - 1
     # one counter per candidate and thread, at most 256 MB of them
+    import numba
+
     threads = max(1, min(numba.get_num_threads(), (1 << 26) // max(n_u, 1)))
-    return _butterflies(prep.offU, prep.adjU, prep.offV, prep.adjV, prep.tasks, bool(prep.rs),
+    return _jit().butterflies(prep.offU, prep.adjU, prep.offV, prep.adjV, prep.tasks, bool(prep.rs),
                         threads)
 
 
-@keyed
-@numba.njit(cache=True, parallel=True)
 def _butterflies(offU, adjU, offV, adjV, tasks, rs, threads):
     n = tasks.shape[0]
     out = np.zeros(n, np.int64)
     cnt = np.zeros((threads, offU.shape[0] - 1), np.int32)
-    for c in numba.prange(threads):
+    for c in prange(threads):
         for i in range(c, n, threads):
             v = tasks[i]
             for e in range(offU[v], offU[v + 1]):
@@ -209,6 +210,20 @@ def _butterflies(offU, adjU, offV, adjV, tasks, rs, threads):
                         cnt[c, u] = 0
             out[i] = p
     return out
+
+
+@functools.cache
+def _jit() -> types.SimpleNamespace:
+    """The numba functions above, compiled or loaded from numba's cache on first use:
+    importing this module does not import numba, so a run that reads its preparation from
+    the cache (and launches a cached cubin, :mod:`cumbe.cubin`) never does."""
+    import numba
+
+    globals()["prange"] = numba.prange
+    return types.SimpleNamespace(
+        renumber=keyed(numba.njit(cache=True)(_renumber)),
+        wedges=keyed(numba.njit(cache=True)(_wedges)),
+        butterflies=keyed(numba.njit(cache=True, parallel=True)(_butterflies)))
 
 
 def task_costs(prep: Prepared) -> np.ndarray:
@@ -270,10 +285,11 @@ _DTYPES = {"adjU": np.int32, "adjV": np.int32, "orig": np.int32, "tasks": np.int
 
 def cache_key(graph: CSRGraph, cand_left: bool, rs: bool) -> str:
     """sha256 of the graph's four CSR arrays, the orientation, the variant's slots and the
-    sources of the preparation and of the layout (an edit of either is a miss)."""
+    sources of the preparation and of the layout, with every module they import (an edit
+    of any is a miss; read from the files, so the key does not depend on what this process
+    has imported)."""
     h = hashlib.sha256(f"{CACHE_FORMAT} {int(cand_left)} {int(rs)}".encode())
-    for name in ("cumbe.prepare", "cumbe.layout"):
-        h.update(sources_digest(name).encode())
+    h.update(imports_digest("cumbe.prepare", "cumbe.layout").encode())
     for a in (graph.left_offsets, graph.left_indices, graph.right_offsets, graph.right_indices):
         a = np.ascontiguousarray(a)
         h.update(f"{a.dtype.str}{a.shape}".encode())
@@ -287,40 +303,75 @@ def cache_path(graph: CSRGraph, cand_left: bool, rs: bool) -> Path:
                                     f"{'rs' if rs else 'nors'}.npz"
 
 
+def file_key(graph: CSRGraph, cand_left: bool, rs: bool) -> str | None:
+    """A key for :func:`cache_key`'s entry without hashing the graph (0.3-0.5 s for 10 M
+    edges): when the graph's four arrays are its CSR file mapped (:func:`read_csr`), that
+    file's identity (real path, size, modification time, inode, the header's checksum of the
+    payload, which read_csr verifies) names its bytes as the content's hash does, as long as
+    the file is not rewritten in place with its time kept.  None for any other graph."""
+    from mbebench.csr import identity
+
+    arrays = (graph.left_offsets, graph.left_indices, graph.right_offsets, graph.right_indices)
+    try:
+        real = os.path.realpath(graph.path)
+        if not all(isinstance(a, np.memmap) and a.filename
+                   and os.path.realpath(a.filename) == real for a in arrays):
+            return None
+        st = os.stat(real)
+        header = identity(real)
+    except (OSError, TypeError):
+        return None
+    if header is None:
+        return None
+    h = hashlib.sha256(f"{CACHE_FORMAT} {int(cand_left)} {int(rs)}".encode())
+    h.update(imports_digest("cumbe.prepare", "cumbe.layout").encode())
+    h.update(f"{real}|{st.st_size}|{st.st_mtime_ns}|{st.st_ino}|{st.st_dev}|{header}".encode())
+    return h.hexdigest()
+
+
 def prepare_cached(graph: CSRGraph, side: str = "auto", rs: bool = True) -> Prepared:
     """:func:`prepare` with the plain-layout needs, read from the cache beside the graph's
     CSR file when it holds this graph's preparation, else computed and stored there (a
     graph without a file, ``MBEBENCH_PREP_CACHE=0`` or a folder that cannot be written: no
-    cache)."""
+    cache).  The entry is found by the file's identity (:func:`file_key`) where it can be,
+    else by the content's hash (:func:`cache_key`), and then records the identity too."""
     if (not graph.path or (envvars.get(CACHE_ENV) or "1").strip() == "0"
             or not Path(graph.path).is_file()):  # (a graph in memory that names a file)
         return prepare(graph, side, rs)
     cand_left = choose_side(graph, side)
     path = cache_path(graph, cand_left, rs)
+    fast = file_key(graph, cand_left, rs)
+    prep = None if fast is None else load_cached(path, fast, graph, cand_left, rs, "file_key")
+    if prep is not None:
+        return prep
     key = cache_key(graph, cand_left, rs)
     prep = load_cached(path, key, graph, cand_left, rs)
+    if prep is not None and fast is None:
+        return prep
     if prep is None:
         from cumbe import layout
 
         prep = prepare(graph, side, rs)
         prep.needs = layout.needs(prep.task_deg, prep.task_wedges, prep.n_higher, prep.task_dv,
                                   rs)
-        try:
-            with atomic.atomic_path(path) as tmp, open(tmp, "wb") as f:
-                np.savez(f, key=np.array(key), cand_left=cand_left, rs=rs,
-                         n_twins=prep.n_twins, **{a: getattr(prep, a) for a in _ARRAYS})
-        except OSError:  # a read-only folder or a full disk: the run goes on uncached
-            pass
+    try:  # a new entry, or one found by its content that now records the file's identity
+        with atomic.atomic_path(path) as tmp, open(tmp, "wb") as f:
+            np.savez(f, key=np.array(key), file_key=np.array(fast or ""), cand_left=cand_left,
+                     rs=rs, n_twins=prep.n_twins, **{a: getattr(prep, a) for a in _ARRAYS})
+    except OSError:  # a read-only folder or a full disk: the run goes on uncached
+        pass
     return prep
 
 
 def load_cached(path: Path, key: str, graph: CSRGraph, cand_left: bool,
-                rs: bool) -> Prepared | None:
-    """The preparation in ``path`` if it is intact, made for ``key`` and shaped for
-    ``graph``; None otherwise (missing, stale, truncated or corrupt: zip checks its CRCs)."""
+                rs: bool, field: str = "key") -> Prepared | None:
+    """The preparation in ``path`` if it is intact, made for ``key`` (its ``field``: the
+    content's key, or the file's) and shaped for ``graph``; None otherwise (missing, stale,
+    truncated or corrupt: zip checks its CRCs)."""
     try:
         with np.load(path, allow_pickle=False) as z:
-            if str(z["key"]) != key or bool(z["cand_left"]) != cand_left or bool(z["rs"]) != rs:
+            if (str(z[field]) != key or bool(z["cand_left"]) != cand_left
+                    or bool(z["rs"]) != rs):
                 return None
             arrays = {a: z[a] for a in _ARRAYS}
             n_twins = int(z["n_twins"])

@@ -1,6 +1,6 @@
 """Progress lines of a running cuMBE kernel, from counters the kernel keeps in device
 memory: ``prog`` (a row per block: first-level tasks done, their cost estimates,
-bicliques; :data:`cumbe.kernel.PR_TASKS` ...) and the stealing state it keeps anyway
+bicliques; :data:`cumbe.consts.PR_TASKS` ...) and the stealing state it keeps anyway
 (``ctl``: per phase the task counter and, per stage, publishers and workers out of work;
 ``pool_n``/``pool_list``: the pieces each publisher still offers).
 
@@ -35,6 +35,7 @@ import sys
 import threading
 import time
 
+from cumbe.consts import C_TASK, CTL_FIXED, PR_BICLIQUES, PR_COST, PR_TASKS
 from mbebench import progress as mbe_progress
 from mbebench import envvars
 
@@ -47,8 +48,6 @@ ENV = "MBEBENCH_CUMBE_PROGRESS_S"
 # clock and sleep).
 FIRST_POLL_S = 0.001
 POLL_S = 0.002
-PR_TASKS, PR_COST, PR_BICLIQUES = range(3)  # as cumbe.kernel.consts (no numba import here)
-NPROG = 3
 
 
 def interval_s() -> float:
@@ -71,9 +70,6 @@ def run_label(graph_label: str) -> str:
     if os.environ.get(mbe_progress.LABEL_ENV, "").strip():
         return mbe_progress.label()
     return graph_label
-
-
-CTL_FIXED, C_TASK = 2, 0  # as cumbe.kernel.consts
 
 
 class Stealing:

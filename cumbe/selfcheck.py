@@ -165,6 +165,10 @@ def main(argv=None) -> int:
     if a.simulator:
         os.environ["NUMBA_ENABLE_CUDASIM"] = "1"  # (the engine shortens the GIL switch
         # interval around every simulated launch: cumbe.engine.SIM_SWITCH_S)
+    # the kernel against the oracle through numba's launch, the reference; the launch of
+    # a cached cubin (cumbe/cubin.py) is checked against numba's by
+    # benchmarks/overhead/smoke.py
+    os.environ["MBEBENCH_FAST_LAUNCH"] = "0"
     warnings.simplefilter("ignore")
     import numpy as np
 

@@ -29,6 +29,8 @@ from typing import Any
 import numpy as np
 
 from cumbe import buffers
+from cumbe import consts
+from cumbe import cubin
 from cumbe import grid as grids
 from cumbe import launch
 from cumbe import layout
@@ -102,10 +104,13 @@ class _Run:
     label: str
     sim: bool
     cuda: Any
-    kernels: Any  # cumbe.kernel, imported late: the CPU engines never pay for numba.cuda
+    # cumbe.kernel, imported late: the CPU engines never pay for numba.cuda; or, launching
+    # a cached cubin (cuda: a cumbe.cubin.Driver), cumbe.consts, the numbering alone
+    kernels: Any
     host_s: dict = field(default_factory=dict)
     compile_s: float = 0.0
     dev_name: str = "simulator"
+    launch_path: str = "numba"  # or "cubin" (cumbe.cubin), in the stats
 
     def timed(self, name: str, t0: float) -> float:
         now = time.perf_counter()
@@ -123,13 +128,10 @@ def run(graph: CSRGraph, opts: RunOptions | None = None,
     opts = opts or RunOptions()
     sim = sim_enabled()
     t0 = time.perf_counter()
-    from numba import cuda
-
-    if not sim and not cuda.is_available():
-        raise EngineSkipped("no CUDA device")
-    from cumbe import kernel as kernels
-
-    state = _Run(graph, opts, launch.graph_label(graph), sim, cuda, kernels)
+    # the driver API, if this run's kernel turns out to be cached (_compiled decides)
+    driver = None if sim else cubin.driver_for_run()
+    state = _Run(graph, opts, launch.graph_label(graph), sim,
+                 *((driver, consts) if driver is not None else _numba_cuda(sim)))
     t0 = state.timed("cuda_import", t0)
     prep, needs, stats = _prepare(state, prepared)
     if prep.tasks.size == 0:
@@ -140,6 +142,17 @@ def run(graph: CSRGraph, opts: RunOptions | None = None,
     host, context = _kernel_inputs(state, prep, planned)
     arrays, kernel_s, progress = _launch(state, kern, planned, host, context, prep)
     return _collect(state, arrays, kernel_s, progress, planned, stats, context)
+
+
+def _numba_cuda(sim: bool) -> tuple:
+    """numba's ``cuda`` module and the kernel's package (numba's CUDA target starting)."""
+    from numba import cuda
+
+    if not sim and not cuda.is_available():
+        raise EngineSkipped("no CUDA device")
+    from cumbe import kernel as kernels
+
+    return cuda, kernels
 
 
 def _prepare(state: _Run, prepared: Prepared | None) -> tuple[Prepared, np.ndarray, dict]:
@@ -168,19 +181,34 @@ def _prepare(state: _Run, prepared: Prepared | None) -> tuple[Prepared, np.ndarr
 
 
 def _compiled(state: _Run, prep: Prepared, compact: bool):
-    """The build, compiled or loaded from numba's cache (timed apart from the kernel), and
-    its largest cooperative grid."""
+    """The build (timed apart from the kernel) and its largest cooperative grid: its cubin
+    launched through the driver API when the cache holds it (:mod:`cumbe.cubin`), else
+    compiled or loaded from numba's cache (and its cubin stored for the next run)."""
     opts = state.opts
     rs, es, ws = opts.switches
     t0 = time.perf_counter()
-    kern = state.kernels.build(rs=rs, es=es, ws=ws, instr=opts.instrument, threads=opts.threads,
-                               pieces=bool((prep.task_nk > 1).any()), compact=compact)
+    build = dict(rs=rs, es=es, ws=ws, instr=opts.instrument, threads=opts.threads,
+                 pieces=bool((prep.task_nk > 1).any()) and rs, compact=compact)
+    if isinstance(state.cuda, cubin.Driver):
+        kern = state.cuda.kernel(build)
+        if kern is not None:
+            blocks = kern.max_cooperative_grid_blocks(opts.threads, state.cuda.device)
+            state.compile_s += time.perf_counter() - t0
+            state.launch_path = "cubin"
+            return kern, blocks
+        # nothing is allocated yet: the rest of the run is numba's (on the same context)
+        cubin.note(f"no cached cubin for {build}: the numba path")
+        state.cuda, state.kernels = _numba_cuda(False)
+    kern = state.kernels.build(**build)
     if state.sim:
         return kern, 1
     sig = tuple(kern.typeof_pyval(x) for x in buffers.typing_dummies(state.cuda))
     overload = kern.compile(sig)
     blocks = int(overload.max_cooperative_grid_blocks(opts.threads))
+    if cubin.enabled():
+        cubin.store(build, state.cuda.get_current_device().compute_capability, overload)
     state.compile_s += time.perf_counter() - t0
+    state.launch_path = "numba"
     return kern, blocks
 
 
@@ -379,7 +407,7 @@ def _collect(state: _Run, arrays, kernel_s: float, progress, planned: _Planned, 
         memory_cap_bytes=None if cap is None else int(cap), device_free_bytes=int(planned.free),
         arena_words_per_warp=int(plan.arena_words),
         block_tasks=int(np.count_nonzero(planned.needs > plan.arena_words)),
-        kernel_s=kernel_s, compile_s=state.compile_s,
+        kernel_s=kernel_s, compile_s=state.compile_s, launch=state.launch_path,
         prepare_s=state.host_s.get("prepare", 0.0),
         nodes=int(res[1]), tasks_run=int(res[2]), block_tasks_run=int(res[3]),
         progress_lines=progress.lines,

@@ -18,6 +18,7 @@ or ``jitcache.keyed(cuda.jit(cache=True)(fn))`` for a dispatcher built at run ti
 from __future__ import annotations
 
 import hashlib
+import re
 import sys
 import types
 from pathlib import Path
@@ -88,3 +89,99 @@ def keyed(dispatcher, module: str | None = None):
 
     cache._index_key = _index_key
     return dispatcher
+
+
+def _module_file(name: str) -> Path | None:
+    """The source file of repository module ``name``, found without importing it."""
+    if name.split(".")[0] not in OWN:
+        return None
+    base = ROOT.joinpath(*name.split("."))
+    for p in (base.with_suffix(".py"), base / "__init__.py"):
+        if p.is_file():
+            return p
+    return None
+
+
+# where an import statement starts: at the start of a line, or after a ";" or ":" (then the
+# whole file is parsed)
+_IMPORT_AT_LINE = re.compile(rb"^[ \t]*(?:from[ \t]+[.\w]+[ \t]+import|import[ \t])", re.M)
+_IMPORT_INLINE = re.compile(rb"[;:][ \t]*(?:from|import)[ \t]")
+
+
+def _import_statements(source: bytes) -> list:
+    """The import statements of ``source``, parsed: only the lines that start one (with
+    their parenthesised or backslashed continuation), so that a run's start does not parse
+    the kernel's 2000 lines; the whole file where an import may follow a ";" or ":"."""
+    import ast
+
+    if _IMPORT_INLINE.search(source):
+        return [n for n in ast.walk(ast.parse(source)) if isinstance(n, (ast.Import,
+                                                                            ast.ImportFrom))]
+    out = []
+    for m in _IMPORT_AT_LINE.finditer(source):
+        end = m.start()
+        while True:
+            nl = source.find(b"\n", end)
+            end = len(source) if nl < 0 else nl + 1
+            text = source[m.start():end]
+            if not (text.count(b"(") > text.count(b")") or text.rstrip().endswith(b"\\")):
+                break
+            if nl < 0:
+                break
+        try:
+            out += ast.parse(source[m.start():end].strip()).body
+        except SyntaxError:  # prose in a docstring that reads like an import
+            continue
+    return out
+
+
+def _imported_names(path: Path, name: str) -> set[str]:
+    """Every module ``path`` imports, at any depth of its code (a function's late import
+    too), and every ``from X import y`` as both X and X.y (y may be a submodule)."""
+    import ast
+
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    out: set[str] = set()
+    for node in _import_statements(path.read_bytes()):
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            parts = package.split(".")
+            base = ".".join(parts[: len(parts) - node.level + 1]) if node.level else ""
+            mod = ".".join(filter(None, [base, node.module or ""]))
+            out.add(mod)
+            out.update(f"{mod}.{a.name}" for a in node.names)
+    return out
+
+
+def imported_modules(*module_names: str) -> list[str]:
+    """The named repository modules and every repository module they import, transitively
+    (with the packages above them), read from their source files without importing any."""
+    seen: set[str] = set()
+    todo = list(module_names)
+    while todo:
+        name = todo.pop()
+        path = _module_file(name)
+        if name in seen or path is None:
+            continue
+        seen.add(name)
+        parts = name.split(".")
+        todo.extend(".".join(parts[:i]) for i in range(1, len(parts)))
+        todo.extend(_imported_names(path, name))
+    return sorted(seen)
+
+
+def imports_digest(*module_names: str) -> str:
+    """sha256 over the paths and bytes of :func:`imported_modules` (memoised per process).
+    Unlike :func:`sources_digest` it does not depend on what this process has imported, so a
+    process that never imports numba computes the same key as one that compiled the code
+    (the launch from a cached cubin, :mod:`cumbe.cubin`; the preparation's cache,
+    :mod:`cumbe.prepare`); it covers more (every import, not only what the globals reach),
+    so it misses more, never less."""
+    key = "imports:" + ",".join(module_names)
+    if key not in _digests:
+        h = hashlib.sha256()
+        for path in sorted({_module_file(n) for n in imported_modules(*module_names)}):
+            h.update(str(path.relative_to(ROOT)).encode() + b"\0" + path.read_bytes() + b"\0")
+        _digests[key] = h.hexdigest()
+    return _digests[key]

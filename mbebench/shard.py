@@ -15,10 +15,10 @@ loaded shard), which is within 4/3 of the best makespan.
 
 from __future__ import annotations
 
+import functools
 import re
 
 import numpy as np
-from numba import njit
 
 WHOLE = "0/1"
 # the config schema's pattern (mbebench.spec.SHARD) cannot say i < n: parse does
@@ -35,7 +35,6 @@ def parse(shard: str) -> tuple[int, int]:
     raise ValueError(f"shard must be 'i/n' with 0 <= i < n (e.g. '0/4'), not {shard!r}")
 
 
-@njit(cache=True)
 def _before(a, b, load, targets, ntask):
     # shard a is less loaded than b: by load as a share of its target, then fewer tasks,
     # then the lower id (the result is a function of the costs alone)
@@ -44,7 +43,6 @@ def _before(a, b, load, targets, ntask):
     return ra < rb or (ra == rb and (ntask[a] < ntask[b] or (ntask[a] == ntask[b] and a < b)))
 
 
-@njit(cache=True)
 def _lpt(order, costs, targets):
     # Each task, largest first, to the least loaded shard (_before), kept in a binary
     # min-heap; the task count spreads tasks of equal (e.g. zero) cost round-robin instead
@@ -73,6 +71,18 @@ def _lpt(order, costs, targets):
     return out
 
 
+@functools.cache
+def _lpt_jit():
+    """:func:`_lpt` compiled (or loaded from numba's cache) on first use: importing this
+    module does not import numba (cuMBE's launch from a cached cubin parses its shard
+    without it).  ``_before`` is bound to its compiled self first: numba reads the callee
+    from the globals when it compiles."""
+    from numba import njit
+
+    globals()["_before"] = njit(cache=True)(_before)
+    return njit(cache=True)(_lpt)
+
+
 def assign(costs, n: int) -> np.ndarray:
     """The shard (0..n-1) of every task, by LPT over ``costs`` (non-negative;
     equal costs are taken in index order)."""
@@ -86,7 +96,7 @@ def assign(costs, n: int) -> np.ndarray:
     if n == 1:
         return np.zeros(c.size, np.int64)
     order = np.argsort(-c, kind="stable")  # stable: ties keep task order
-    return _lpt(order, c, np.ones(int(n)))
+    return _lpt_jit()(order, c, np.ones(int(n)))
 
 
 def assign_weighted(costs, targets) -> np.ndarray:
@@ -103,7 +113,7 @@ def assign_weighted(costs, targets) -> np.ndarray:
         raise ValueError("targets must be positive and finite, at least one")
     if t.size == 1:
         return np.zeros(c.size, np.int64)
-    return _lpt(np.argsort(-c, kind="stable"), c, t)
+    return _lpt_jit()(np.argsort(-c, kind="stable"), c, t)
 
 
 def guided_targets(n_devices: int, per_device: int) -> np.ndarray:

@@ -81,7 +81,8 @@ def test_every_engine_kernel_is_keyed_on_the_modules_it_compiles_in():
     assert "mbebench.fingerprint" in jitcache.modules_compiled_in("baselines._parmbe_kernel")
     assert {"cumbe.layout", "mbebench.fingerprint"} <= set(
         jitcache.modules_compiled_in("cumbe.kernel"))
-    assert "mbebench.order" in jitcache.modules_compiled_in("cumbe.prepare")
+    # the preparation's cache key: every module the preparation imports, late ones too
+    assert "mbebench.order" in jitcache.imported_modules("cumbe.prepare", "cumbe.layout")
     # every disk-cached function of a module that can compile in another goes through
     # jitcache.keyed (benchmarks/parmbe_probe.py imports nothing of ours)
     for path in [*REPO.glob("baselines/*.py"), *REPO.glob("cumbe/**/*.py"),
@@ -137,3 +138,21 @@ def test_an_edit_to_any_cumbe_kernel_module_changes_its_cache_key(tmp_path, monk
         f.write_text(text)
         jitcache._digests.clear()
         assert key() == before
+
+
+def test_the_import_scan_finds_every_import_a_full_parse_finds():
+    """imports_digest reads only the lines that start an import (a run's start does not
+    parse the kernel's sources whole): on every module of ours, and on the cases that it
+    must hand to a full parse, it finds what ast finds."""
+    import ast
+
+    def names(nodes):
+        return {(getattr(n, "level", 0), getattr(n, "module", None), a.name)
+                for n in nodes if isinstance(n, (ast.Import, ast.ImportFrom)) for a in n.names}
+
+    sources = [p.read_bytes() for pkg in ("cumbe", "mbebench", "baselines")
+               for p in (REPO / pkg).rglob("*.py")]
+    sources += [b"x = 1; import os\n", b"if x: from a import b\n",
+                b"from a import (b,\n    c)\nimport d, \\\n  e\n"]
+    for src in sources:
+        assert names(ast.walk(ast.parse(src))) <= names(jitcache._import_statements(src))

@@ -417,3 +417,28 @@ def test_pool_workers_are_forked_with_the_kernels_loaded(pool):
     """The forkserver imports ParMBE and loads its kernels once (baselines.parmbe_preload):
     every worker starts as a fork of it, not by importing numba and loading them again."""
     assert pool.preloaded == [True] * pool.processes
+
+
+def test_pool_forks_from_the_parent_only_when_that_is_sound():
+    """One thread and numba's threading layer not started: the parent forks the workers
+    (no forkserver to start); with another thread alive (the runner's progress thread), a
+    fork could inherit a lock held for ever, so the forkserver starts them."""
+    from baselines import parmbe_pool
+
+    assert parmbe_pool.resolve_start_method("forkserver") == "forkserver"
+    stop = threading.Event()
+    t = threading.Thread(target=stop.wait, daemon=True)
+    t.start()
+    try:
+        assert not parmbe_pool.fork_safe()
+        assert parmbe_pool.resolve_start_method() == "forkserver"
+        with parmbe.ParMBEPool(2) as p:
+            assert p.start_method == "forkserver" and p.preloaded == [True, True]
+            g = random_graph(np.random.default_rng(3), 9, 11, 0.4)
+            res = parmbe.run(g, pool=p)
+            assert (res.count, res.fingerprint) == count_and_fingerprint(g)
+    finally:
+        stop.set()
+        t.join()
+    if threading.active_count() == 1:
+        assert parmbe_pool.resolve_start_method() == "fork"

@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
 # Two checkouts on one GPU machine: same machine code (tools/kernel_text.py), then the
-# seconds beside the algorithm of `python -m cumbe run` and of ParMBE (measure.py).
+# seconds beside the algorithm of `python -m cumbe run` and of ParMBE (measure.py): the old
+# checkout, the new one on its earlier paths (MBEBENCH_FAST_LAUNCH=0: cuMBE's kernel through
+# numba; MBEBENCH_BENCH_FORKSERVER=1: ParMBE's workers from a forkserver) and the new one.
 #
 #   bash benchmarks/overhead/run.sh OLD_CHECKOUT NEW_CHECKOUT CSR_DIR OUT_DIR
 #
+# OLD_CHECKOUT may be NEW_CHECKOUT (no other checkout at hand): then no machine code is
+# compared, and "before" is the new checkout on its earlier paths.
 # CSR_DIR: converted graphs (python -m mbebench convert ...); every *.csr there is timed, and
 # PARMBE_GRAPH (default the first of them) for ParMBE too.  Env: STANDIN (default
 # DBLP-author:0.8, ~10 M edges, generated into WORK, default /tmp/overhead-work), PARMBE_P
@@ -26,6 +30,7 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$DEST/gp
 # 1. machine code of every build in both checkouts, one process each; meanwhile the first
 #    run of each checkout fills numba's caches (kernel, preparation, ParMBE)
 pids=()
+[ "$OLD" = "$NEW" ] && BUILDS=""
 for b in $BUILDS; do
   for t in old new; do
     dir=$([ $t = old ] && echo "$OLD" || echo "$NEW")
@@ -33,7 +38,7 @@ for b in $BUILDS; do
       > "$DEST/fp-$t-$b.txt" 2>&1) & pids+=($!)
   done
 done
-for dir in "$OLD" "$NEW"; do
+for dir in $(printf '%s\n' "$OLD" "$NEW" | sort -u); do
   (cd "$dir" && PYTHONPATH="$dir:${PYTHONPATH:-}" $PY -m cumbe run "${GRAPHS[0]}" >/dev/null 2>&1
    PYTHONPATH="$dir:${PYTHONPATH:-}" $PY -c \
      "from baselines.parmbe_plan import warm_up; warm_up()") & pids+=($!)
@@ -48,8 +53,11 @@ for b in $BUILDS; do
   echo "$b old: $o | new: $n | $eq" | tee -a "$DEST/fingerprints.md"
 done
 
-# 2. seconds beside the algorithm, both checkouts, warm (the last of two runs)
-$PY "$NEW/benchmarks/overhead/measure.py" --tree "old=$OLD" --tree "new=$NEW" \
+# 2. seconds beside the algorithm, warm (the last of two runs); counts and fingerprints must
+#    agree between the checkouts (measure.py exits 1 otherwise)
+TREES=(--tree "before=$NEW:MBEBENCH_FAST_LAUNCH=0,MBEBENCH_BENCH_FORKSERVER=1" --tree "after=$NEW")
+[ "$OLD" != "$NEW" ] && TREES=(--tree "old=$OLD" "${TREES[@]}")
+$PY "$NEW/benchmarks/overhead/measure.py" "${TREES[@]}" \
   $(for g in "${GRAPHS[@]}"; do echo --graph "$g"; done) --standin "$STANDIN" \
   --parmbe "$PARMBE_P" --parmbe-graph "$PARMBE_GRAPH" --work "$WORK" \
   --out "$DEST/overhead.json" | tee "$DEST/overhead.md"
