@@ -131,6 +131,19 @@ def arg_layout() -> list:
     return [[b.name, np.dtype(b.dtype).str, len(b.shape(dummy))] for b in buffers.SPEC]
 
 
+def cubin_bytes(code) -> bytes | None:
+    """The bytes of what numba's linker returned: bytes in some releases, a cuda.core
+    ``ObjectCode`` holding them in others (as numba-cuda 0.30.4 gave on an H100 machine's
+    image); None for anything else (e.g. an ObjectCode naming a file)."""
+    if isinstance(code, (bytes, bytearray, memoryview)):
+        return bytes(code)
+    inner = getattr(code, "code", None)
+    if isinstance(inner, (bytes, bytearray, memoryview)) and getattr(code, "code_type",
+                                                                       "cubin") == "cubin":
+        return bytes(inner)
+    return None
+
+
 def store(build: dict, cc: tuple, overload) -> Path | None:
     """Write the cubin of numba's compiled ``overload`` (``kern.compile(sig)``) for ``build``
     on a device of compute capability ``cc``; None (and nothing written) when the kernel
@@ -146,7 +159,10 @@ def store(build: dict, cc: tuple, overload) -> Path | None:
         note(f"cubin cache: argument types {types} are not the buffers' {expected}")
         return None
     key = build_key(build, cc)
-    cubin = bytes(lib.get_cubin(cc=tuple(cc)))
+    cubin = cubin_bytes(lib.get_cubin(cc=tuple(cc)))
+    if cubin is None:
+        note("cubin cache: numba's linker gave no cubin bytes; not stored")
+        return None
     found = load(build, cc, quiet=True)
     if found is not None and found[1] == cubin and found[0]["entry"] == lib._entry_name:
         return _entry_path(key)  # stored already (a run that took numba's path anyway)

@@ -206,7 +206,10 @@ def _compiled(state: _Run, prep: Prepared, compact: bool):
     overload = kern.compile(sig)
     blocks = int(overload.max_cooperative_grid_blocks(opts.threads))
     if cubin.enabled():
-        cubin.store(build, state.cuda.get_current_device().compute_capability, overload)
+        try:  # a cache for the next run: it must never fail this one
+            cubin.store(build, state.cuda.get_current_device().compute_capability, overload)
+        except Exception as e:  # noqa: BLE001
+            cubin.note(f"cubin cache: not stored ({launch.one_line(e)})")
     state.compile_s += time.perf_counter() - t0
     state.launch_path = "numba"
     return kern, blocks

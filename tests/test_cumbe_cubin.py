@@ -460,3 +460,15 @@ def test_a_failed_driver_call_is_one_line_naming_the_cuda_error():
     assert any(name in launch.one_line(e.value) for name in launch.STICKY)
     assert cubin._check((d.CUresult.CUDA_SUCCESS, 7)) == 7
     assert cubin._check((d.CUresult.CUDA_SUCCESS, 1, 2)) == (1, 2)
+
+
+def test_cubin_bytes_reads_bytes_and_a_cuda_core_object_code():
+    from types import SimpleNamespace
+
+    assert cubin.cubin_bytes(b"\x7fELF") == b"\x7fELF"
+    assert cubin.cubin_bytes(bytearray(b"ab")) == b"ab"
+    # numba-cuda's linker returns cuda.core's ObjectCode on some installs
+    assert cubin.cubin_bytes(SimpleNamespace(code=b"\x7fELF", code_type="cubin")) == b"\x7fELF"
+    assert cubin.cubin_bytes(SimpleNamespace(code="/tmp/k.cubin", code_type="cubin")) is None
+    assert cubin.cubin_bytes(SimpleNamespace(code=b"ptx", code_type="ptx")) is None
+    assert cubin.cubin_bytes(object()) is None

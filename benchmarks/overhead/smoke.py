@@ -66,7 +66,8 @@ def main() -> int:
     bad, lines = [], ["| graph | variant | cold s | warm s | numba s | warm kernel s | "
                       "numba kernel s |", "|---|---|---:|---:|---:|---:|---:|"]
     with tempfile.TemporaryDirectory() as tmp:
-        base = {**os.environ, "PYTHONPATH": str(REPO), "MBEBENCH_CUBIN_CACHE": f"{tmp}/cubins",
+        path = os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH")) if p)
+        base = {**os.environ, "PYTHONPATH": path, "MBEBENCH_CUBIN_CACHE": f"{tmp}/cubins",
                 "MBEBENCH_FAST_LAUNCH_VERBOSE": "1"}
         base.pop("MBEBENCH_FAST_LAUNCH", None)
         for g in map(Path, a.graph):
