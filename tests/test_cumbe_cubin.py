@@ -304,8 +304,9 @@ def test_a_run_through_the_driver_path_counts_as_numbas(tmp_path):
              "blocks_clamped", "progress_lines"}
     for variant in ("cuMBE", "noWS"):
         (c0, f0, s0), (c1, f1, s1) = out[variant]
-        skip = apart | ({"nodes", "tasks_run", "block_tasks_run", "progress_end"}
-                        if variant != "noWS" else set())
+        # the simulator's threads interleave differently from run to run, so the work
+        # statistics (even noWS's node count) may differ; the count and fingerprint not
+        skip = apart | {"nodes", "tasks_run", "block_tasks_run", "progress_end"}
         assert [c0, f0] == [c1, f1] == out["oracle"], variant
         assert s1["launch"] == "cubin" and s0["launch"] == "numba"
         assert {k: v for k, v in s0.items() if k not in skip} == \
