@@ -159,7 +159,7 @@ def _prepare(state: _Run, prepared: Prepared | None) -> tuple[Prepared, np.ndarr
         "side": "left" if prep.cand_left else "right", "n_tasks": int(prep.tasks.size),
         "n_twins": prep.n_twins, "instrumented": opts.instrument,
         "eager_steal": opts.eager_steal,
-        "task_pieces": int(np.count_nonzero(prep.task_nk > 1)),
+        "task_pieces": int(np.count_nonzero(prep.in_pieces())),
         "max_task_words": int(needs.max()) if needs.size else 0,
         "max_task_wedges": int(prep.task_wedges.max()) if needs.size else 0,
         **shard_stats,
@@ -174,7 +174,7 @@ def _compiled(state: _Run, prep: Prepared, compact: bool):
     rs, es, ws = opts.switches
     t0 = time.perf_counter()
     kern = state.kernels.build(rs=rs, es=es, ws=ws, instr=opts.instrument, threads=opts.threads,
-                               pieces=bool((prep.task_nk > 1).any()), compact=compact)
+                               pieces=bool(prep.in_pieces().any()), compact=compact)
     if state.sim:
         return kern, 1
     sig = tuple(kern.typeof_pyval(x) for x in buffers.typing_dummies(state.cuda))
@@ -288,7 +288,7 @@ def _kernel_inputs(state: _Run, prep: Prepared, planned: _Planned):
     order = np.concatenate([np.flatnonzero(big)[np.argsort(-needs[big], kind="stable")],
                             np.flatnonzero(~big)])
     tasks = prep.tasks[order].astype(np.int32)
-    task_piece = np.stack([prep.task_k[order], prep.task_nk[order]], axis=1).astype(np.int32)
+    task_piece = prep.piece_words(order)
     nt0 = int(big.sum())
     prm = np.zeros(kernels.NPARAMS, np.int64)
     prm[kernels.P_NU] = prep.n_u
