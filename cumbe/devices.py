@@ -287,7 +287,7 @@ class DevicePool(WorkerPool):
         label = launch.graph_label(graph)
         src = ("path", os.path.abspath(graph.path)) if graph.path else ("graph", graph)
         n = len(targets)
-        job = {"graph": src, "options": opts, "shard": shard, "n": n,
+        job = {"graph": src, "options": opts, "shard": shard, "n": n, "devices": len(ids),
                "targets": [float(t) for t in targets]}
         t_start = time.perf_counter()
         deadline = None if timeout_s is None else t_start + float(timeout_s)
@@ -396,7 +396,8 @@ class DevicePool(WorkerPool):
                            "start_s": x["start"] - t_go, "seconds": secs,
                            "kernel_s": x["kernel_s"], "count": x["count"], "tasks": x["tasks"],
                            "est_cost": float(loads[s]), "blocks": x["blocks"],
-                           "nodes": x["nodes"]})
+                           "nodes": x["nodes"], "setup_s": x.get("setup_s"),
+                           "pieces": x.get("pieces")})
             p = per[x["device"]]
             p["shards"] += 1
             p["busy_s"] += secs
@@ -408,6 +409,7 @@ class DevicePool(WorkerPool):
             "variant": opts.variant, "k": opts.k, "threads": opts.threads, "side": r0["side"],
             "instrumented": opts.instrument,
             "n_tasks": r0["n_tasks"], "n_twins": r0["n_twins"],
+            "split_pieces": r0["split_pieces"], "deep_pieces": r0["deep_pieces"],
             "device": (f"{len(ids)} x {names[0]}" if len(set(names)) == 1
                        else " + ".join(names)),
             "device_count": len(ids), "devices": [per[d] for d in ids],
