@@ -58,7 +58,9 @@ SPEC: tuple[Buffer, ...] = (
            "first-level tasks: block-wide ones, then warp ones"),
     Buffer("task_piece", np.int32, lambda p: (max(p.n_tasks, 1), 2), "graph",
            "each task's piece (k, K): the level-0 branches with k (mod K) candidates after "
-           "them in the task's fixed order (cumbe.prepare.split); (0, 1): the whole task"),
+           "them in the task's fixed order, and below them the level-1 ones by the same rule "
+           "(k1, K1 in the high bits: kernel.PIECE_BITS; cumbe.prepare.split); (0, 1): the "
+           "whole task"),
     Buffer("prm", np.int64, lambda p: (kernel.NPARAMS,), "graph", "scalars (kernel.P_*)"),
     Buffer("arena", np.int32, lambda p: (2 * p.half_words,), "scratch",
            "the workers' arenas, two halves (cumbe.layout)"),
