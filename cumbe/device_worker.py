@@ -121,13 +121,13 @@ def _prepare_job(job: dict, cuda, sim: bool):
     if job["shard"] != sharding.WHOLE:
         base, outer = shard_of(base, job["shard"])
     # a task larger than the largest shard goes into pieces, the costliest ones below the
-    # first level too, and those are dealt out one to a shard first (cumbe.prepare.spread)
+    # first level too, and those are dealt out first by their model (cumbe.prepare.spread)
     tg = np.asarray(job["targets"], dtype=np.float64)
     nd = int(job.get("devices", 1))
     base = split(base, float(task_costs(base).sum()) * tg.max() / tg.sum(), tg.size, 4 * nd,
                  sharding.deep_pieces(nd if tg.size > 1 else 1))
     costs = task_costs(base)
-    assign = sharding.assign_weighted(costs, tg, spread(base))
+    assign = sharding.assign_weighted(costs, tg, *spread(base))
     loads = np.bincount(assign, weights=costs.astype(np.float64), minlength=n)
     single_device.task_needs(base, base.rs)  # numba's first call, if any
     prepare_s = time.perf_counter() - t0

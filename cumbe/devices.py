@@ -11,7 +11,7 @@
   file by path, mapped; an in-memory graph is pickled), makes the host preparation
   ONCE (:func:`cumbe.single_device.prepare_for`), puts tasks in pieces ("Balance" below),
   computes the same partition of them into ``n`` shards (:func:`mbebench.shard.assign_weighted`:
-  the pieces split below the first level dealt out one to a shard, heaviest first, then LPT
+  the pieces split below the first level dealt out first by a model of their work, then LPT
   by estimated cost towards the shards' shares), loads the kernel, and reports ready.
 * ``n`` = ``shards_per_device`` x devices, of decreasing size
   (:func:`mbebench.shard.guided_targets`: each device's first shard is half its share,
@@ -43,13 +43,13 @@ seconds over all devices: device time, not comparable with one run's kernel seco
 Balance: a shard is a set of tasks and pieces of tasks (:func:`cumbe.prepare.split`,
 docs/gpu.md "Tasks in pieces").  A task costing more than the largest shard's share goes into
 pieces at level 0, and the 4 x devices costliest tasks into K x K pieces below the first level
-(K = :func:`mbebench.shard.deep_pieces`: 2 on two devices, else 4) whatever their estimate:
+(K = :func:`mbebench.shard.deep_pieces`: 4) whatever their estimate:
 the estimate (wedges + degree) misses how a task's subtrees grow with its candidates (a
 crown's first task holds half the crown at 2/n of its estimate), and one level-0 branch may
 hold half its task.  Those pieces' estimates cannot be trusted either, so they are dealt out
-one to a shard, the piece holding the first branches (by a crown's model,
-:func:`cumbe.prepare.spread`) to the largest shards, which the queue hands out first; LPT
-balances the rest around them.  ``stats["split_pieces"]``, ``stats["deep_pieces"]``,
+first, by LPT over a crown's model of their work (:func:`cumbe.prepare.spread`), the heaviest
+to the largest shards, which the queue hands out first; LPT by estimate balances the rest
+around them.  ``stats["split_pieces"]``, ``stats["deep_pieces"]``,
 ``stats["max_task_cost_share"]`` (estimated), the per-device busy times and each shard's host
 setup seconds (``shard_layout``) show how it went.
 

@@ -138,8 +138,11 @@ class Prepared:
     def piece_words(self, order) -> np.ndarray:
         """The kernel's task_piece rows (cumbe.kernel.consts.PIECE_BITS): k0 | k1 << 16 and
         K0 | (K1 - 1) << 16, so that (0, 1) is the whole task."""
-        from cumbe.kernel.consts import PIECE_BITS
+        from cumbe.kernel.consts import PIECE_BITS, PIECE_LOW
 
+        if self.task_nk.size and (int(self.task_nk.max()) > PIECE_LOW
+                                  or int(self.task_nk1.max()) > 1 << (31 - PIECE_BITS)):
+            raise ValueError("a task in more pieces than the kernel's piece words hold")
         k = self.task_k[order].astype(np.int64) | (self.task_k1[order].astype(np.int64)
                                                    << PIECE_BITS)
         nk = self.task_nk[order].astype(np.int64) | ((self.task_nk1[order].astype(np.int64) - 1)
@@ -301,26 +304,26 @@ def _level0_candidates(offU, adjU, offV, adjV, tasks):
     return out
 
 
-def spread(prep: Prepared) -> np.ndarray:
-    """The pieces split below the first level (:func:`split`), heaviest first by a crown's
-    model: a level-0 branch with a candidates after it holds about 2**a bicliques (the
-    later branches together as much again), a level-1 one likewise, so the piece holding
-    the largest such pair (a, c) leads its task, and the others follow at 2**-(steps
-    down).  Ties, and pieces of different tasks, go by the task's estimated cost.  Shards
-    and devices deal these out one to a shard before balancing the rest
+def spread(prep: Prepared) -> tuple[np.ndarray, np.ndarray]:
+    """The pieces split below the first level (:func:`split`), heaviest first, and their
+    weights by a crown's model: a level-0 branch with a candidates after it holds about
+    2**a bicliques, its level-1 branch with c after it 2**c, so a piece weighs 2**c of the
+    first level-1 branch it keeps (ties: the task's estimated cost).  The model is exact on
+    crowns and only ranks on other graphs, where these pieces are a small part of the work.
+    Shards and devices deal them out by these weights before balancing the rest by cost
     (:func:`mbebench.shard.assign`): their estimated costs cannot be trusted."""
     items = np.flatnonzero(prep.task_nk1 > 1)
     if items.size == 0:
-        return items
+        return items, np.zeros(0)
     uniq, inv = np.unique(prep.tasks[items], return_inverse=True)
     c0 = _level0_candidates(prep.offU, prep.adjU, prep.offV, prep.adjV, uniq)[inv]
     k0, n0 = prep.task_k[items].astype(np.int64), prep.task_nk[items].astype(np.int64)
     k1, n1 = prep.task_k1[items].astype(np.int64), prep.task_nk1[items].astype(np.int64)
     a = c0 - 1 - (c0 - 1 - k0) % n0  # the piece's first level-0 branch: a after it
     c = a - 1 - (a - 1 - k1) % n1  # and its first level-1 one
-    down = np.where((a >= 0) & (c >= 0), (c0 - 2) - c, 64)
-    weight = (prep.task_wedges + prep.task_deg)[items] * np.exp2(-np.minimum(down, 64))
-    return items[np.argsort(-weight, kind="stable")]
+    c = np.where((a >= 0) & (c >= 0), c, -1)
+    order = np.lexsort((-(prep.task_wedges + prep.task_deg)[items], -c))
+    return items[order], np.exp2(np.maximum(c[order] - c.max(), -1000).astype(np.float64))
 
 
 def shard_of(prep: Prepared, shard: str) -> tuple[Prepared, dict]:
@@ -333,7 +336,7 @@ def shard_of(prep: Prepared, shard: str) -> tuple[Prepared, dict]:
     if n > 1:
         prep = split(prep, float(task_costs(prep).sum()) / n, n, 4 * n, sharding.deep_pieces(n))
     costs = task_costs(prep)
-    picked = sharding.select(costs, i, n, spread(prep))
+    picked = sharding.select(costs, i, n, *spread(prep))
     return take(prep, picked), sharding.stats(shard, costs, picked)
 
 

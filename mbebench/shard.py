@@ -77,19 +77,25 @@ def _lpt(order, costs, targets, load, ntask, out):
     return out
 
 
-def _spread_lpt(c, targets, first) -> np.ndarray:
-    """LPT after dealing the items ``first`` (in that order) round-robin over the shards,
-    largest share first: items whose cost the estimate may miss by far (the pieces of the
-    costliest tasks, cumbe.prepare.spread) go each to its own shard as far as they reach,
-    the heaviest to the shards that run first, whatever their estimated cost."""
+def _spread_lpt(c, targets, first, weights) -> np.ndarray:
+    """LPT after dealing the items ``first`` out by LPT over their own ``weights`` (a model
+    of their work, not ``c``): items whose cost the estimate may miss by far (the pieces of
+    the costliest tasks, cumbe.prepare.spread) are balanced among themselves, the heaviest
+    to the largest shards (which the multi-GPU queue runs first), whatever their estimated
+    cost; the rest is balanced by ``c`` around them."""
     n = targets.size
     out = np.full(c.size, -1, np.int64)
     load = np.zeros(n, np.float64)
     ntask = np.zeros(n, np.int64)
     if first is not None and len(first):
-        shards = np.argsort(-targets, kind="stable")
         f = np.asarray(first, dtype=np.int64)
-        out[f] = shards[np.arange(f.size) % n]
+        w = np.zeros(c.size)
+        w[f] = np.asarray(weights, dtype=np.float64) if weights is not None else c[f]
+        # shards by share, largest first, so that equal weights fill those first
+        byshare = np.argsort(-targets, kind="stable")
+        got = _lpt(f[np.argsort(-w[f], kind="stable")], w, targets[byshare],
+                   np.zeros(n), np.zeros(n, np.int64), np.full(c.size, -1, np.int64))
+        out[f] = byshare[got[f]]
         np.add.at(load, out[f], c[f])
         np.add.at(ntask, out[f], 1)
     rest = np.argsort(-c, kind="stable")
@@ -97,10 +103,10 @@ def _spread_lpt(c, targets, first) -> np.ndarray:
     return _lpt(rest, c, targets, load, ntask, out)
 
 
-def assign(costs, n: int, first=None) -> np.ndarray:
+def assign(costs, n: int, first=None, weights=None) -> np.ndarray:
     """The shard (0..n-1) of every task, by LPT over ``costs`` (non-negative;
-    equal costs are taken in index order); ``first``: items dealt round-robin before it
-    (:func:`_spread_lpt`)."""
+    equal costs are taken in index order); ``first``: items dealt out before it by their
+    ``weights`` (:func:`_spread_lpt`)."""
     c = np.ascontiguousarray(costs, dtype=np.float64)
     if c.ndim != 1:
         raise ValueError("costs must be one-dimensional")
@@ -110,10 +116,10 @@ def assign(costs, n: int, first=None) -> np.ndarray:
         raise ValueError(f"shard count must be at least 1, not {n}")
     if n == 1:
         return np.zeros(c.size, np.int64)
-    return _spread_lpt(c, np.ones(int(n)), first)
+    return _spread_lpt(c, np.ones(int(n)), first, weights)
 
 
-def assign_weighted(costs, targets, first=None) -> np.ndarray:
+def assign_weighted(costs, targets, first=None, weights=None) -> np.ndarray:
     """The shard (0..len(targets)-1) of every task, by LPT towards unequal shares:
     shard ``s`` gets about ``targets[s] / sum(targets)`` of the cost (the multi-GPU
     queue's shards of decreasing size, :func:`guided_targets`)."""
@@ -127,7 +133,7 @@ def assign_weighted(costs, targets, first=None) -> np.ndarray:
         raise ValueError("targets must be positive and finite, at least one")
     if t.size == 1:
         return np.zeros(c.size, np.int64)
-    return _spread_lpt(c, t, first)
+    return _spread_lpt(c, t, first, weights)
 
 
 def guided_targets(n_devices: int, per_device: int) -> np.ndarray:
@@ -158,8 +164,9 @@ def deep_pieces(n: int) -> int:
     """Into how many pieces the costliest tasks of a run over ``n`` shards or devices go at
     level 0 and again at level 1 (cumbe.prepare.split): on a crown, piece (k0, k1) holding
     the first branches keeps about (1/2 / (1 - 2**-K))**2 of its task (K = 4: 28 %, K = 2:
-    44 %), the limit being a quarter; 1: none (one shard)."""
-    return 1 if n <= 1 else 2 if n == 2 else 4
+    44 %), the limit being a quarter; 1: none (one shard).  4 on 2 devices too: with 2 the
+    crown union of tests/test_cumbe_deep_pieces.py reached 1.86x of 2, with 4 1.98x."""
+    return 1 if n <= 1 else 4
 
 
 def top(costs, m: int) -> np.ndarray:
@@ -183,13 +190,13 @@ def split_pieces(ks, nks, counts):
     return src, (ks + nks * i).astype(np.int32), (nks * m[src]).astype(np.int32)
 
 
-def select(costs, i: int, n: int, first=None) -> np.ndarray:
+def select(costs, i: int, n: int, first=None, weights=None) -> np.ndarray:
     """Indices (ascending) of the tasks shard ``i`` of ``n`` runs."""
     if not 0 <= i < n:
         raise ValueError(f"shard index {i} not in 0..{n - 1}")
     if n == 1:
         return np.arange(len(costs), dtype=np.int64)
-    return np.flatnonzero(assign(costs, n, first) == i)
+    return np.flatnonzero(assign(costs, n, first, weights) == i)
 
 
 def stats(shard: str, costs, picked: np.ndarray) -> dict:

@@ -6,7 +6,7 @@ crowns and a random graph goes into K0 x K1 pieces, stolen from eagerly, and the
 fingerprint must be the brute-force oracle's for every (K0, K1).  On the host: the split of
 a union of crowns with one dominant crown leaves no item much above 1/8 of its bicliques
 on 4 devices, and a queue of the shards (their true work known exactly for crowns)
-reaches 3.6x."""
+reaches 3.6x (1.9x on 2), pipeline shards "i/4" alike."""
 
 from __future__ import annotations
 
@@ -31,6 +31,7 @@ import numpy as np
 from dataclasses import replace
 from cumbe import engine as cumbe_engine
 from cumbe.prepare import take
+from cumbe.selfcheck import block_arena
 from mbebench import shard as sharding
 from mbebench.csr import from_edges
 from mbebench.oracle import count_and_fingerprint
@@ -62,11 +63,15 @@ for name, g in graphs.items():
     want = list(count_and_fingerprint(g))
     # eager 1: thieves take level-0 nodes (their own level 0 keeps the level-1 rule);
     # eager 2: victims publish only from level 1 down, so thieves take level-1 nodes too
-    for K0, K1, eager in [(1, 2, 0), (2, 3, 1), (3, 2, 1), (1, 2, 2), (2, 2, 2)]:
+    # wide: warp arenas too small for the largest tasks, which run block-wide
+    for K0, K1, eager, wide in [(1, 2, 0, 0), (2, 3, 1, 0), (3, 2, 1, 0), (1, 2, 2, 0),
+                                (2, 2, 2, 0), (2, 2, 1, 1)]:
+        base = dict(variant="cuMBE", threads=64, side="left", k=3)
         prep = pieces(cumbe_engine.prepare_for(g, "cuMBE", "left"), K0, K1)
-        res = cumbe_engine.run(g, variant="cuMBE", threads=64, side="left", k=3, prepared=prep,
-                               eager_steal=eager)
-        out.append(dict(graph=name, K0=K0, K1=K1, eager=eager, want=want,
+        res = cumbe_engine.run(g, **base, prepared=prep, eager_steal=eager,
+                               **(dict(warp_arena_words=block_arena(g, base)) if wide else {}))
+        out.append(dict(graph=name, K0=K0, K1=K1, eager=eager, wide=wide,
+                        block_tasks=res.stats["block_tasks"], want=want,
                         got=[res.count, res.fingerprint], tasks_run=res.stats["tasks_run"],
                         n_tasks=res.stats["n_tasks"], task_pieces=res.stats["task_pieces"]))
         if out[-1]["got"] != want:  # the first wrong one ends the child
@@ -86,7 +91,8 @@ def test_pieces_below_the_first_level_sum_to_the_oracle():
     assert not wrong, wrong[0]
     assert p.returncode == 0, p.stderr[-3000:]
     runs = json.loads(p.stdout.strip().splitlines()[-1])
-    assert len(runs) == 15
+    assert len(runs) == 18
+    assert all(r["block_tasks"] > 0 for r in runs if r["wide"])  # block-wide pieces ran
     for r in runs:
         assert r["got"] == r["want"], r
         assert r["task_pieces"] == r["n_tasks"], r  # every task ran as a piece
@@ -147,7 +153,7 @@ def queue(ns, devices, spd=4):
     want = sum(2.0**n - 2 for n in ns)
     assert truth.sum() == pytest.approx(want, rel=1e-12)  # the pieces partition the crowns
     costs = task_costs(p)
-    a = sharding.assign_weighted(costs, tg, spread(p))
+    a = sharding.assign_weighted(costs, tg, *spread(p))
     est = np.bincount(a, weights=costs, minlength=tg.size)
     true = np.bincount(a, weights=truth, minlength=tg.size) / want
     free = np.zeros(devices)
@@ -167,10 +173,23 @@ def test_a_dominant_crown_spreads_over_four_devices(ns):
     assert item < 0.16 and 1 / makespan >= 1.9
 
 
+@pytest.mark.parametrize("ns", [[31, *range(29, 19, -1)], [31, 29, 28, 27]])
+def test_pipeline_shards_of_a_dominant_crown_split_the_same_way(ns):
+    # shards "i/n" (one job each, e.g. under SLURM) have no queue: the slowest is the time
+    from cumbe.prepare import shard_of
+
+    prep = prepare(crown_union(ns), "left", True)
+    want = sum(2.0**n - 2 for n in ns)
+    for n, target in ((2, 1.85), (4, 3.6)):
+        shares = [crown_truth(shard_of(prep, f"{i}/{n}")[0], ns).sum() / want for i in range(n)]
+        assert sum(shares) == pytest.approx(1.0, rel=1e-12)
+        assert 1 / max(shares) >= target, (n, shares)
+
+
 def test_spread_puts_the_piece_with_the_first_branches_first():
     prep = prepare(crown_union([9, 5]), "left", True)
     p = split(prep, 1e18, 1, 1, 3)  # the costliest task (S_9's first) in 3 x 3 pieces
-    first = spread(p)
+    first, weights = spread(p)
     assert first.size == 9 and set(p.task_nk1[first]) == {3}
     truth = crown_truth(p, [9, 5])
     # c0 = 8: its first level-0 branch has 7 after it (7 = 1 mod 3), that one's first
