@@ -18,8 +18,9 @@ Graphs:
 Steps, within ``--budget`` seconds: compile every build a run may launch into numba's cache
 (benchmarks/gpu/warm.py --jobs 16: the plain and the pieces build) while the graphs are
 made, start one worker per GPU (cumbe.devices.DevicePool), then per graph: 1 GPU (one
-kernel), 2 GPUs and 4 GPUs (``--spd`` shards per device from one queue), and on the tiled
-graph 4 GPUs with ``--spd-extra`` shards per device too.  Checks: counts and fingerprints
+kernel), 2 GPUs and 4 GPUs (``--spd`` shards per device from one queue), and 4 GPUs with
+``--spd-extra-tiled`` (2) and ``--spd-extra-crowns`` (8) shards per device too: what a
+shard's launch costs against what more, smaller shards balance.  Checks: counts and fingerprints
 equal across the runs of a graph, the crowns' count exact, 4 GPUs >= 3.6x and 2 GPUs >= 1.9x
 the 1-GPU time.  Writes DIR/results.jsonl (one line per run: time, per-device busy seconds,
 every shard's device, seconds, host setup seconds, pieces) and DIR/results.md.
@@ -230,7 +231,10 @@ def main() -> int:
     ap.add_argument("--tile", type=int, default=200)
     ap.add_argument("--archives", default=None, help=f"folder holding {ARCHIVE}")
     ap.add_argument("--spd", type=int, default=4, help="shards per device")
-    ap.add_argument("--spd-extra", default="2", help="the tiled graph on 4 GPUs with these too")
+    ap.add_argument("--spd-extra-tiled", default="2",
+                    help="shards per device of more 4-GPU runs of the tiled graph")
+    ap.add_argument("--spd-extra-crowns", default="8",
+                    help="shards per device of more 4-GPU runs of the crown union")
     ap.add_argument("--graph-dir", default="/tmp/mgpu-balance-graphs")
     ap.add_argument("--tiny", action="store_true", default=os.environ.get("MGPU_TINY") == "1")
     a = ap.parse_args()
@@ -268,8 +272,9 @@ def main() -> int:
                              "status": "skipped", "message": info["skip"]})
                 continue
             runs = [(n, a.spd) for n in counts]
-            if info["kind"] == "tiled" and 4 in counts:
-                runs += [(4, int(x)) for x in a.spd_extra.split(",") if x]
+            extra = a.spd_extra_tiled if info["kind"] == "tiled" else a.spd_extra_crowns
+            if 4 in counts:
+                runs += [(4, int(x)) for x in extra.split(",") if x]
             t1 = None
             for n, spd in runs:
                 left = a.budget - (time.time() - T0) - 5
