@@ -82,13 +82,15 @@ def make_search(cfg, grp, lists, stealing, maximality):
         oPARR = sh[g, S_OFF + K_PARR]
         gsync()
         for i in range(gl, pc, G):
+            # each lane caches its own candidates' keys: the level's later selections (after
+            # a deeper node moved them) read them back instead of scanning the lists
             cuda.atomic.min(sh64, (g, X_MIN), canon_key(A, R, A[R + oPARR + i], l, nid, oKEY,
-                                                         oTAG, oSO, oSL, oLST, oDL, oSG))
+                                                         oTAG, oSO, oSL, oLST, oDL, oSG, True))
         gsync()
         best = sh64[g, X_MIN]
         for i in range(gl, pc, G):
             if canon_key(A, R, A[R + oPARR + i], l, nid, oKEY, oTAG, oSO, oSL, oLST, oDL,
-                         oSG) == best:
+                         oSG, True) == best:
                 sh[g, S_R0] = i
         gsync()
         return (best // SHIFT) * SHIFT + I64(sh[g, S_R0])

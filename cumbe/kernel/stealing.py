@@ -194,7 +194,7 @@ def make_stealing(cfg, grp, lists, fetch, maximality):
         lim = ti
         ckx = I64(0)
         if canon:
-            ckx = canon_key(A, VR, x, m, nid, oKEY, oTAG, oSO, oSL, oLST, oDL, oSG)
+            ckx = canon_key(A, VR, x, m, nid, oKEY, oTAG, oSO, oSL, oLST, oDL, oSG, False)
             lim = pcm
             if gl == 0:
                 sh[g, S_R0] = 0
@@ -205,7 +205,7 @@ def make_stealing(cfg, grp, lists, fetch, maximality):
             after = I32(0)
             for t in range(gl, pcm, G):
                 if canon_key(A, VR, A[VR + oPARR + t], m, nid, oKEY, oTAG, oSO, oSL, oLST, oDL,
-                             oSG) > ckx:
+                             oSG, False) > ckx:
                     after += 1
             cuda.atomic.add(sh, (g, S_R0), after)
             gsync()
@@ -229,7 +229,7 @@ def make_stealing(cfg, grp, lists, fetch, maximality):
         for t in range(gl, lim, G):
             u = A[VR + oPARR + t]
             if canon and (t == ti or canon_key(A, VR, u, m, nid, oKEY, oTAG, oSO, oSL, oLST,
-                                               oDL, oSG) < ckx):
+                                               oDL, oSG, False) < ckx):
                 A[R + oAUX + t] = -1  # processed before x in the fixed order: not in its P
                 continue
             k = level_key(A, VR, u, m, nid, oKEY, oTAG, oSO, oSL, oLST, oDL, False)
