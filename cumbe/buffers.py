@@ -58,9 +58,7 @@ SPEC: tuple[Buffer, ...] = (
            "first-level tasks: block-wide ones, then warp ones"),
     Buffer("task_piece", np.int32, lambda p: (max(p.n_tasks, 1), 2), "graph",
            "each task's piece (k, K): the level-0 branches with k (mod K) candidates after "
-           "them in the task's fixed order, and below them the level-1 ones by the same rule "
-           "(k1, K1 in the high bits: consts.PIECE_BITS; cumbe.prepare.split); (0, 1): the "
-           "whole task"),
+           "them in the task's fixed order (cumbe.prepare.split); (0, 1): the whole task"),
     Buffer("prm", np.int64, lambda p: (consts.NPARAMS,), "graph", "scalars (consts.P_*)"),
     Buffer("arena", np.int32, lambda p: (2 * p.half_words,), "scratch",
            "the workers' arenas, two halves (cumbe.layout)"),
@@ -87,8 +85,6 @@ SPEC: tuple[Buffer, ...] = (
 )
 
 NAMES = tuple(b.name for b in SPEC)
-# the graph's own arrays: every shard of one preparation has the same (cumbe.device_worker)
-RESIDENT = ("offU", "adjU", "offV", "adjV", "orig")
 ZEROED = ("ctl", "res", "res_fp", "err", "ph_out", "tasks_out", "prog")
 
 
@@ -103,26 +99,19 @@ def bytes_per_arena_word(plan: Plan) -> int:
     return 2 * plan.workers * np.dtype(np.int32).itemsize
 
 
-def allocate(plan: Plan, host: dict, cuda, driver=None, resident: dict | None = None) -> dict:
+def allocate(plan: Plan, host: dict, cuda, driver=None) -> dict:
     """Device arrays for every buffer: ``host`` gives the graph buffers' contents;
-    scratch is left uninitialised except ZEROED (the kernel initialises the rest).
-    ``resident``: device copies of RESIDENT arrays kept from an earlier launch, reused when
-    ``host`` holds the very same host array (and filled otherwise)."""
+    scratch is left uninitialised except ZEROED (the kernel initialises the rest)."""
     out = {}
     for b in SPEC:
         shape = b.shape(plan)
-        kept = resident.get(b.name) if resident is not None else None
-        if kept is not None and kept[0] is host[b.name] and kept[1].shape == shape:
-            out[b.name] = kept[1]
-        elif b.role == "graph":
+        if b.role == "graph":
             arr = np.ascontiguousarray(host[b.name], dtype=b.dtype)
             if arr.size == 0:
                 arr = np.zeros(shape, b.dtype)
             if arr.shape != shape:
                 raise ValueError(f"buffer {b.name}: shape {arr.shape}, the spec says {shape}")
             out[b.name] = cuda.to_device(arr)
-            if resident is not None and b.name in RESIDENT:
-                resident[b.name] = (host[b.name], out[b.name])
         elif b.role == "view":
             continue
         elif b.name in ZEROED:

@@ -60,11 +60,6 @@ CTL_FIXED = 2
 # and, last, the victim's piece of its first-level task (H_PK of H_PN; 1: the whole task)
 H_NLEV, H_D, H_NB, H_TB, H_DEPTH, H_CAPH, H_QCAP, H_CB, H_PK, H_PN = range(10)
 NH = 10
-# A piece's (k, K) as the kernel holds it (task_piece, H_PK/H_PN, S_PK/S_PN): the level-0
-# rule's k0 of K0 in the low 16 bits, the level-1 rule's k1 of K1 above them (K1 - 1 there,
-# so that a piece split at level 0 only reads as before and (0, 1) is the whole task)
-PIECE_BITS = 16
-PIECE_LOW = (1 << PIECE_BITS) - 1
 # error codes (err[0])
 ERR_QCAP, ERR_NID, ERR_ARENA = 1, 2, 3
 ERRORS = {ERR_QCAP: "the explicit Q stack (noRS) overflowed",

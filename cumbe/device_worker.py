@@ -98,8 +98,7 @@ def worker(dev: int, visible: str, sim: bool, conn) -> None:
             conn.send(("error", None, type(e).__name__, launch.one_line(e), ""))
             continue
         conn.send(("ready", ready))
-        # the graph's device copies serve every shard of the job (one preparation)
-        _run_shards(conn, graph, job["options"], base, assign, fault, {})
+        _run_shards(conn, graph, job["options"], base, assign, fault)
         with contextlib.suppress(Exception):
             launch.device_memory(cuda)  # frees what the last shard left, before the next job
         conn.send(("idle",))
@@ -109,7 +108,7 @@ def _prepare_job(job: dict, cuda, sim: bool):
     """The job's graph, its preparation (the run's shard of it, heavy tasks in pieces), each
     task's shard, and the "ready" report; the kernel loaded and launched once."""
     from cumbe import single_device
-    from cumbe.prepare import shard_of, split, spread, task_costs
+    from cumbe.prepare import shard_of, split, task_costs
     from mbebench.csr import read_csr
 
     t0 = time.perf_counter()
@@ -120,30 +119,25 @@ def _prepare_job(job: dict, cuda, sim: bool):
     outer = None
     if job["shard"] != sharding.WHOLE:
         base, outer = shard_of(base, job["shard"])
-    # a task larger than the largest shard goes into pieces, the costliest ones below the
-    # first level too, and those are dealt out first by their model (cumbe.prepare.spread)
+    # a task larger than the largest shard goes into pieces
     tg = np.asarray(job["targets"], dtype=np.float64)
-    nd = int(job.get("devices", 1))
-    base = split(base, float(task_costs(base).sum()) * tg.max() / tg.sum(), tg.size, 4 * nd,
-                 sharding.deep_pieces(nd if tg.size > 1 else 1))
+    base = split(base, float(task_costs(base).sum()) * tg.max() / tg.sum(), tg.size)
     costs = task_costs(base)
-    assign = sharding.assign_weighted(costs, tg, *spread(base))
+    assign = sharding.assign_weighted(costs, tg)
     loads = np.bincount(assign, weights=costs.astype(np.float64), minlength=n)
     single_device.task_needs(base, base.rs)  # numba's first call, if any
     prepare_s = time.perf_counter() - t0
-    compile_s = _load_kernel(cuda, opts, sim, bool(base.in_pieces().any()))
+    compile_s = _load_kernel(cuda, opts, sim, bool((base.task_nk > 1).any()))
     if not sim:  # the first launch's one-time costs (module load, allocations)
         single_device.run(_tiny(), opts)
     return graph, base, assign, {
         "prepare_s": prepare_s, "compile_s": compile_s, "loads": loads.tolist(),
         "n_tasks": int(base.tasks.size), "n_twins": int(base.n_twins),
-        "split_pieces": int(np.count_nonzero(base.in_pieces())),
-        "deep_pieces": int(np.count_nonzero(base.task_nk1 > 1)),
         "side": "left" if base.cand_left else "right",
         "max_task_cost": float(costs.max()) if costs.size else 0.0, "outer": outer}
 
 
-def _run_shards(conn, graph, opts, base, assign, fault: str | None, resident: dict) -> None:
+def _run_shards(conn, graph, opts, base, assign, fault: str | None) -> None:
     """Run the shards the parent hands over, one launch each, until it sends None."""
     from cumbe import single_device
     from cumbe.prepare import take
@@ -158,8 +152,7 @@ def _run_shards(conn, graph, opts, base, assign, fault: str | None, resident: di
                 os._exit(3)
             if fault == "raise":
                 raise launch.LaunchError(f"{launch.graph_label(graph)}: test fault ({FAULT_ENV})")
-            r = single_device.run(graph, opts, prepared=take(base, np.flatnonzero(assign == s)),
-                                  resident=resident)
+            r = single_device.run(graph, opts, prepared=take(base, np.flatnonzero(assign == s)))
         except BaseException as e:  # noqa: BLE001 - the parent stops the job
             ours = isinstance(e, (launch.LaunchError, launch.DeviceMemoryError,
                                   launch.DeviceError))
@@ -171,5 +164,4 @@ def _run_shards(conn, graph, opts, base, assign, fault: str | None, resident: di
         conn.send(("done", s, int(r.count), int(r.fingerprint), t1, t2, {
             "kernel_s": float(r.algo_seconds), "tasks": int(st.get("n_tasks", 0)),
             "blocks": st.get("blocks"), "nodes": st.get("nodes"),
-            "setup_s": st.get("setup_s"), "pieces": st.get("task_pieces"),
             "memory_bytes": st.get("memory_bytes")}))

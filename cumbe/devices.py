@@ -9,10 +9,9 @@
   that one device as device 0 (ids are positions in the parent's own visible list).
 * A run sends every participating worker the job; each one reads the graph (the CSR
   file by path, mapped; an in-memory graph is pickled), makes the host preparation
-  ONCE (:func:`cumbe.single_device.prepare_for`), puts tasks in pieces ("Balance" below),
-  computes the same partition of them into ``n`` shards (:func:`mbebench.shard.assign_weighted`:
-  the pieces split below the first level dealt out first by a model of their work, then LPT
-  by estimated cost towards the shards' shares), loads the kernel, and reports ready.
+  ONCE (:func:`cumbe.single_device.prepare_for`), computes the same partition of the
+  first-level tasks into ``n`` shards (:func:`mbebench.shard.assign_weighted`, LPT by
+  estimated cost towards the shards' shares), loads the kernel, and reports ready.
 * ``n`` = ``shards_per_device`` x devices, of decreasing size
   (:func:`mbebench.shard.guided_targets`: each device's first shard is half its share,
   then a quarter, ..., the last two equal).  Every shard is a kernel launch, and a launch
@@ -23,10 +22,8 @@
 * Once every worker is ready the parent keeps the shard indices in one queue, largest
   estimated cost first, and hands each device the next one when it reports the last one
   done (a dynamic queue over one pipe per worker, not a static split); each shard is one
-  :func:`cumbe.single_device.run` on the reused preparation, and on the graph's device copies
-  made for the worker's first shard of the job (``resident``: copied once per device, not
-  once per shard).  One device runs one shard (one kernel: nothing to balance); ``shards=``
-  gives that many equal shards instead.
+  :func:`cumbe.single_device.run` on the reused preparation.  One device runs one shard (one
+  kernel: nothing to balance); ``shards=`` gives that many equal shards instead.
 * The parent sums the counts (Python int) and the fingerprints (mod 2**64).  A failure
   on any device, or a worker that dies (its pipe closes), stops the run's workers and
   raises one line naming the graph, the device and the shard: there is no partial
@@ -40,18 +37,11 @@ the devices' idle time at the end).  ``stats["kernel_s_sum"]`` sums the shards' 
 seconds over all devices: device time, not comparable with one run's kernel seconds.
 ``stats["total_wall_s"]`` adds the workers' start, graph preparation and kernel load.
 
-Balance: a shard is a set of tasks and pieces of tasks (:func:`cumbe.prepare.split`,
-docs/gpu.md "Tasks in pieces").  A task costing more than the largest shard's share goes into
-pieces at level 0, and the 4 x devices costliest tasks into K x K pieces below the first level
-(K = :func:`mbebench.shard.deep_pieces`: 4) whatever their estimate:
-the estimate (wedges + degree) misses how a task's subtrees grow with its candidates (a
-crown's first task holds half the crown at 2/n of its estimate), and one level-0 branch may
-hold half its task.  Those pieces' estimates cannot be trusted either, so they are dealt out
-first, by LPT over a crown's model of their work (:func:`cumbe.prepare.spread`), the heaviest
-to the largest shards, which the queue hands out first; LPT by estimate balances the rest
-around them.  ``stats["split_pieces"]``, ``stats["deep_pieces"]``,
-``stats["max_task_cost_share"]`` (estimated), the per-device busy times and each shard's host
-setup seconds (``shard_layout``) show how it went.
+Balance: a shard is a set of whole first-level tasks, so one task that holds more than
+1/devices of the work bounds the speed-up (the kernel's entry point is the first-level
+task; splitting a heavy task's second-level children would need a kernel entry for
+them).  ``stats["max_task_cost_share"]`` (estimated) and the per-device busy times show
+it; the queue takes the largest shards first so that such a task starts at once.
 
 In numba's CUDA simulator there is one fake device; ``MBEBENCH_SIM_DEVICES=N`` gives N,
 whose workers run the simulator and only record their id (tests).
@@ -297,7 +287,7 @@ class DevicePool(WorkerPool):
         label = launch.graph_label(graph)
         src = ("path", os.path.abspath(graph.path)) if graph.path else ("graph", graph)
         n = len(targets)
-        job = {"graph": src, "options": opts, "shard": shard, "n": n, "devices": len(ids),
+        job = {"graph": src, "options": opts, "shard": shard, "n": n,
                "targets": [float(t) for t in targets]}
         t_start = time.perf_counter()
         deadline = None if timeout_s is None else t_start + float(timeout_s)
@@ -406,8 +396,7 @@ class DevicePool(WorkerPool):
                            "start_s": x["start"] - t_go, "seconds": secs,
                            "kernel_s": x["kernel_s"], "count": x["count"], "tasks": x["tasks"],
                            "est_cost": float(loads[s]), "blocks": x["blocks"],
-                           "nodes": x["nodes"], "setup_s": x.get("setup_s"),
-                           "pieces": x.get("pieces")})
+                           "nodes": x["nodes"]})
             p = per[x["device"]]
             p["shards"] += 1
             p["busy_s"] += secs
@@ -419,7 +408,6 @@ class DevicePool(WorkerPool):
             "variant": opts.variant, "k": opts.k, "threads": opts.threads, "side": r0["side"],
             "instrumented": opts.instrument,
             "n_tasks": r0["n_tasks"], "n_twins": r0["n_twins"],
-            "split_pieces": r0["split_pieces"], "deep_pieces": r0["deep_pieces"],
             "device": (f"{len(ids)} x {names[0]}" if len(set(names)) == 1
                        else " + ".join(names)),
             "device_count": len(ids), "devices": [per[d] for d in ids],

@@ -121,32 +121,12 @@ class Prepared:
     task_nk: np.ndarray | None = None  # int32
     # each task's arena words in the plain layout (cumbe.layout.needs), when known
     needs: np.ndarray | None = None  # int64
-    # below the first level: the level-1 branches a piece keeps, k1 of nk1 (0 of 1: all)
-    task_k1: np.ndarray | None = None  # int32
-    task_nk1: np.ndarray | None = None  # int32
 
     def __post_init__(self):
-        for name, fill in (("task_k", 0), ("task_nk", 1), ("task_k1", 0), ("task_nk1", 1)):
-            if getattr(self, name) is None:
-                setattr(self, name, np.full(self.tasks.size, fill, np.int32))
-
-    def in_pieces(self) -> np.ndarray:
-        """Which tasks run as a piece (a build of its own, cumbe.kernel.build(pieces=True))."""
-        return (self.task_nk > 1) | (self.task_nk1 > 1)
-
-    def piece_words(self, order) -> np.ndarray:
-        """The kernel's task_piece rows (cumbe.kernel.consts.PIECE_BITS): k0 | k1 << 16 and
-        K0 | (K1 - 1) << 16, so that (0, 1) is the whole task."""
-        from cumbe.kernel.consts import PIECE_BITS, PIECE_LOW
-
-        if self.task_nk.size and (int(self.task_nk.max()) > PIECE_LOW
-                                  or int(self.task_nk1.max()) > 1 << (31 - PIECE_BITS)):
-            raise ValueError("a task in more pieces than the kernel's piece words hold")
-        k = self.task_k[order].astype(np.int64) | (self.task_k1[order].astype(np.int64)
-                                                   << PIECE_BITS)
-        nk = self.task_nk[order].astype(np.int64) | ((self.task_nk1[order].astype(np.int64) - 1)
-                                                     << PIECE_BITS)
-        return np.stack([k, nk], axis=1).astype(np.int32)
+        if self.task_k is None:
+            self.task_k = np.zeros(self.tasks.size, np.int32)
+        if self.task_nk is None:
+            self.task_nk = np.ones(self.tasks.size, np.int32)
 
     @property
     def n_u(self) -> int:
@@ -234,7 +214,7 @@ def _butterflies(offU, adjU, offV, adjV, tasks, rs, threads):
 
 @functools.cache
 def _jit() -> types.SimpleNamespace:
-    """This module's numba functions, compiled or loaded from numba's cache on first use:
+    """The numba functions above, compiled or loaded from numba's cache on first use:
     importing this module does not import numba, so a run that reads its preparation from
     the cache (and launches a cached cubin, :mod:`cumbe.cubin`) never does."""
     import numba
@@ -243,14 +223,13 @@ def _jit() -> types.SimpleNamespace:
     return types.SimpleNamespace(
         renumber=keyed(numba.njit(cache=True)(_renumber)),
         wedges=keyed(numba.njit(cache=True)(_wedges)),
-        butterflies=keyed(numba.njit(cache=True, parallel=True)(_butterflies)),
-        level0_candidates=keyed(numba.njit(cache=True)(_level0_candidates)))
+        butterflies=keyed(numba.njit(cache=True, parallel=True)(_butterflies)))
 
 
 def task_costs(prep: Prepared) -> np.ndarray:
     """The estimated cost of every task (wedges + degree, over its pieces): what
     :func:`prepare` orders them by and what shards are balanced by."""
-    return (prep.task_wedges + prep.task_deg) / (prep.task_nk * prep.task_nk1)
+    return (prep.task_wedges + prep.task_deg) / prep.task_nk
 
 
 def take(prep: Prepared, picked: np.ndarray) -> Prepared:
@@ -258,86 +237,25 @@ def take(prep: Prepared, picked: np.ndarray) -> Prepared:
     return replace(prep, tasks=prep.tasks[picked], task_deg=prep.task_deg[picked],
                    task_wedges=prep.task_wedges[picked], n_higher=prep.n_higher[picked],
                    task_dv=prep.task_dv[picked], task_k=prep.task_k[picked],
-                   task_nk=prep.task_nk[picked], task_k1=prep.task_k1[picked],
-                   task_nk1=prep.task_nk1[picked],
+                   task_nk=prep.task_nk[picked],
                    needs=None if prep.needs is None else prep.needs[picked])
 
 
-def split(prep: Prepared, share: float, most: int, top: int = 0, deep: int = 1) -> Prepared:
+def split(prep: Prepared, share: float, most: int) -> Prepared:
     """``prep`` with every task that costs more than ``share`` in pieces (at most ``most``
     of it, :func:`mbebench.shard.piece_counts`), largest cost first again.  A piece (k, K)
     runs the task's level-0 nodes in a fixed order (smallest key, then vertex) but
     reports, and descends into, only the branches with k (mod K) candidates after them
-    (:mod:`cumbe.kernel.search`), so the pieces of a task sum to it exactly.
-
-    The ``top`` costliest tasks go into at least ``deep`` pieces at level 0, each of them
-    into ``deep`` at level 1 (the level-1 rule, k1 of K1, inside every level-0 branch the
-    piece keeps): the estimate (wedges + degree) misses how a task's subtrees grow with
-    its candidates (a crown's first task holds half the crown at a few percent of the
-    estimate), and a level-0 branch may hold half its task, so only the level below spreads
-    it.  Only for reverse scanning: noRS's explicit Q has no such rule, and its tasks stay
-    whole."""
-    if not prep.rs or prep.tasks.size == 0 or (most <= 1 and deep <= 1):
+    (:mod:`cumbe.kernel.search`), so the pieces of a task sum to it exactly.  Only for
+    reverse scanning: noRS's explicit Q has no such rule, and its tasks stay whole."""
+    if not prep.rs or most <= 1 or prep.tasks.size == 0:
         return prep
-    costs = task_costs(prep)
-    counts = sharding.piece_counts(costs, share, most)
-    deep1 = np.ones(costs.size, np.int64)
-    if deep > 1 and top > 0:
-        heavy = sharding.top(costs, top)
-        counts[heavy] = np.maximum(counts[heavy], deep)
-        deep1[heavy] = deep
-    if counts.max() <= 1 and deep1.max() <= 1:
+    counts = sharding.piece_counts(task_costs(prep), share, most)
+    if counts.max() <= 1:
         return prep
     src, k, nk = sharding.split_pieces(prep.task_k, prep.task_nk, counts)
     out = replace(take(prep, src), task_k=k, task_nk=nk)
-    src, k1, nk1 = sharding.split_pieces(out.task_k1, out.task_nk1, deep1[src])
-    out = replace(take(out, src), task_k1=k1, task_nk1=nk1)
     return take(out, np.argsort(-task_costs(out), kind="stable"))
-
-
-def _level0_candidates(offU, adjU, offV, adjV, tasks):
-    """Per task v (reverse scanning): the candidates of its level 0, the higher-ranked
-    2-hop vertices whose list does not hold all of N(v) (those join R at the root)."""
-    cnt = np.zeros(offU.shape[0] - 1, np.int64)
-    out = np.zeros(tasks.shape[0], np.int64)
-    for i in range(tasks.shape[0]):
-        v = tasks[i]
-        d = offU[v + 1] - offU[v]
-        for rnd in range(2):
-            for e in range(offU[v], offU[v + 1]):
-                y = adjU[e]
-                lo = offV[y] + np.searchsorted(adjV[offV[y]:offV[y + 1]], v, side="right")
-                for f in range(lo, offV[y + 1]):
-                    u = adjV[f]
-                    if rnd == 0:
-                        cnt[u] += 1
-                    elif cnt[u] > 0:
-                        if cnt[u] < d:
-                            out[i] += 1
-                        cnt[u] = 0
-    return out
-
-
-def spread(prep: Prepared) -> tuple[np.ndarray, np.ndarray]:
-    """The pieces split below the first level (:func:`split`), heaviest first, and their
-    weights by a crown's model: a level-0 branch with a candidates after it holds about
-    2**a bicliques, its level-1 branch with c after it 2**c, so a piece weighs 2**c of the
-    first level-1 branch it keeps (ties: the task's estimated cost).  The model is exact on
-    crowns and only ranks on other graphs, where these pieces are a small part of the work.
-    Shards and devices deal them out by these weights before balancing the rest by cost
-    (:func:`mbebench.shard.assign`): their estimated costs cannot be trusted."""
-    items = np.flatnonzero(prep.task_nk1 > 1)
-    if items.size == 0:
-        return items, np.zeros(0)
-    uniq, inv = np.unique(prep.tasks[items], return_inverse=True)
-    c0 = _jit().level0_candidates(prep.offU, prep.adjU, prep.offV, prep.adjV, uniq)[inv]
-    k0, n0 = prep.task_k[items].astype(np.int64), prep.task_nk[items].astype(np.int64)
-    k1, n1 = prep.task_k1[items].astype(np.int64), prep.task_nk1[items].astype(np.int64)
-    a = c0 - 1 - (c0 - 1 - k0) % n0  # the piece's first level-0 branch: a after it
-    c = a - 1 - (a - 1 - k1) % n1  # and its first level-1 one
-    c = np.where((a >= 0) & (c >= 0), c, -1)
-    order = np.lexsort((-(prep.task_wedges + prep.task_deg)[items], -c))
-    return items[order], np.exp2(np.maximum(c[order] - c.max(), -1000).astype(np.float64))
 
 
 def shard_of(prep: Prepared, shard: str) -> tuple[Prepared, dict]:
@@ -348,9 +266,9 @@ def shard_of(prep: Prepared, shard: str) -> tuple[Prepared, dict]:
     task reads all of it."""
     i, n = sharding.parse(shard)
     if n > 1:
-        prep = split(prep, float(task_costs(prep).sum()) / n, n, 4 * n, sharding.deep_pieces(n))
+        prep = split(prep, float(task_costs(prep).sum()) / n, n)
     costs = task_costs(prep)
-    picked = sharding.select(costs, i, n, *spread(prep))
+    picked = sharding.select(costs, i, n)
     return take(prep, picked), sharding.stats(shard, costs, picked)
 
 

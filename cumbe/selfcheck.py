@@ -9,8 +9,7 @@ stealing test switch (``eager_steal`` 0..3: stop signal raised after every
 first-level fetch, work published from any level or only from deeper ones),
 candidate side, instrumented or not, and every other case with warp arenas too
 small for the largest task, so that tasks run block-wide, tasks in pieces (each
-piece runs the task's level-0 nodes and keeps its share of their branches; with 3 pieces, each
-in 2 below the first level too), and the compact
+piece runs the task's level-0 nodes and keeps its share of their branches), and the compact
 task layout's build (``compact_layout``) in half of the runs.  ``--dense`` adds
 dense graphs (deep search trees).  Count and fingerprint must equal
 :func:`mbebench.oracle.count_and_fingerprint`.  ``--simulator`` sets
@@ -48,17 +47,15 @@ def case_params(case: int, vi: int, variant: str, blocks: int, threads: int) -> 
 
 def run_args(graph, params: dict) -> dict:
     """The engine's arguments for ``params``: ``pieces`` K > 1 runs every task in up to K
-    pieces in one launch (:func:`cumbe.prepare.split`; noRS keeps whole tasks), K = 3 each of
-    them in 2 below the first level too, so the pieces' rules are checked against the whole
-    count, stolen pieces included."""
+    pieces in one launch (:func:`cumbe.prepare.split`; noRS keeps whole tasks), so the
+    pieces' level-0 rule is checked against the whole count, stolen pieces included."""
     from cumbe.engine import prepare_for
     from cumbe.prepare import split
 
     out = {k: v for k, v in params.items() if k != "pieces"}
-    k = params.get("pieces", 1)
-    if k > 1:
-        prep = prepare_for(graph, params["variant"], params["side"])
-        out["prepared"] = split(prep, 1.0, k, prep.tasks.size if k == 3 else 0, 2)
+    if params.get("pieces", 1) > 1:
+        out["prepared"] = split(prepare_for(graph, params["variant"], params["side"]), 1.0,
+                                params["pieces"])
     return out
 
 

@@ -120,12 +120,11 @@ class _Run:
 
 @launch.named_device_errors
 def run(graph: CSRGraph, opts: RunOptions | None = None,
-        prepared: Prepared | None = None, resident: dict | None = None) -> EngineResult:
+        prepared: Prepared | None = None) -> EngineResult:
     """Count and fingerprint the maximal bicliques of ``graph`` (the tasks of
     ``opts.shard``) on the current device; ``prepared``: this graph's preparation
     (:func:`prepare_for`), e.g. one for several shards (``prepare_s`` is then only the
-    shard's selection); ``resident``: the graph's device copies kept across the runs of one
-    preparation (:func:`cumbe.buffers.allocate`; the multi-GPU workers' shards)."""
+    shard's selection)."""
     opts = opts or RunOptions()
     sim = sim_enabled()
     t0 = time.perf_counter()
@@ -139,9 +138,9 @@ def run(graph: CSRGraph, opts: RunOptions | None = None,
         stats.update(blocks=0, blocks_requested=opts.blocks,
                      device="simulator" if sim else "", host_s=state.host_s)
         return EngineResult(0, 0, 0.0, 0.0, stats)
-    kern, planned = _plan(state, prep, needs, resident)
+    kern, planned = _plan(state, prep, needs)
     host, context = _kernel_inputs(state, prep, planned)
-    arrays, kernel_s, progress = _launch(state, kern, planned, host, context, prep, resident)
+    arrays, kernel_s, progress = _launch(state, kern, planned, host, context, prep)
     return _collect(state, arrays, kernel_s, progress, planned, stats, context)
 
 
@@ -173,7 +172,7 @@ def _prepare(state: _Run, prepared: Prepared | None) -> tuple[Prepared, np.ndarr
         "side": "left" if prep.cand_left else "right", "n_tasks": int(prep.tasks.size),
         "n_twins": prep.n_twins, "instrumented": opts.instrument,
         "eager_steal": opts.eager_steal,
-        "task_pieces": int(np.count_nonzero(prep.in_pieces())),
+        "task_pieces": int(np.count_nonzero(prep.task_nk > 1)),
         "max_task_words": int(needs.max()) if needs.size else 0,
         "max_task_wedges": int(prep.task_wedges.max()) if needs.size else 0,
         **shard_stats,
@@ -189,7 +188,7 @@ def _compiled(state: _Run, prep: Prepared, compact: bool):
     rs, es, ws = opts.switches
     t0 = time.perf_counter()
     build = dict(rs=rs, es=es, ws=ws, instr=opts.instrument, threads=opts.threads,
-                 pieces=bool(prep.in_pieces().any()) and rs, compact=compact)
+                 pieces=bool((prep.task_nk > 1).any()) and rs, compact=compact)
     if isinstance(state.cuda, cubin.Driver):
         kern = state.cuda.kernel(build)
         if kern is not None:
@@ -228,7 +227,7 @@ class _Planned:
     total: int = 0
 
 
-def _plan(state: _Run, prep: Prepared, needs: np.ndarray, resident: dict | None = None):
+def _plan(state: _Run, prep: Prepared, needs: np.ndarray):
     """The build and the grid and layout that fit the device memory (and the cap)."""
     opts, cuda = state.opts, state.cuda
     compact = bool(opts.compact_layout)
@@ -241,9 +240,6 @@ def _plan(state: _Run, prep: Prepared, needs: np.ndarray, resident: dict | None 
             raise launch.LaunchError(f"{state.label}: cuMBE kernel cannot run {opts.threads} "
                                      f"threads per block on {state.dev_name}")
     free, total = launch.device_memory(cuda)
-    # the graph's copies kept from the last shard are reused, not allocated again
-    free += sum(int(dev.nbytes) for name, (arr, dev) in (resident or {}).items()
-                if arr is getattr(prep, name, None))
     if not np.isfinite(float(free)):  # the simulator has no memory limit
         free = total = 2**40
     t0 = state.timed("memory_query", t0)
@@ -323,7 +319,7 @@ def _kernel_inputs(state: _Run, prep: Prepared, planned: _Planned):
     order = np.concatenate([np.flatnonzero(big)[np.argsort(-needs[big], kind="stable")],
                             np.flatnonzero(~big)])
     tasks = prep.tasks[order].astype(np.int32)
-    task_piece = prep.piece_words(order)
+    task_piece = np.stack([prep.task_k[order], prep.task_nk[order]], axis=1).astype(np.int32)
     nt0 = int(big.sum())
     prm = np.zeros(kernels.NPARAMS, np.int64)
     prm[kernels.P_NU] = prep.n_u
@@ -349,15 +345,14 @@ def _kernel_inputs(state: _Run, prep: Prepared, planned: _Planned):
     return host, context
 
 
-def _launch(state: _Run, kern, planned: _Planned, host: dict, context: str, prep: Prepared,
-            resident: dict | None = None):
+def _launch(state: _Run, kern, planned: _Planned, host: dict, context: str, prep: Prepared):
     """Check the memory, copy the inputs, launch and wait (progress lines meanwhile)."""
     cuda, sim, plan = state.cuda, state.sim, planned.choice.plan
     t0 = time.perf_counter()
     free, cap = planned.free, state.opts.memory_cap
     launch.check_memory(planned.choice.bytes, free if cap is None else min(free, cap),
                         planned.total, state.label, context)
-    arrays = buffers.allocate(plan, host, cuda, resident=resident)
+    arrays = buffers.allocate(plan, host, cuda)
     n_tasks, task_cost = host["tasks"].size, host["task_cost"]
     nt0 = int(host["prm"][state.kernels.P_NT0])
     stealing = run_progress.Stealing(

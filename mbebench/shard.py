@@ -43,34 +43,31 @@ def _before(a, b, load, targets, ntask):
     return ra < rb or (ra == rb and (ntask[a] < ntask[b] or (ntask[a] == ntask[b] and a < b)))
 
 
-def _sift(heap, j, load, targets, ntask):
-    n = heap.size
-    while True:
-        c = 2 * j + 1
-        if c >= n:
-            break
-        if c + 1 < n and _before(heap[c + 1], heap[c], load, targets, ntask):
-            c += 1
-        if not _before(heap[c], heap[j], load, targets, ntask):
-            break
-        heap[c], heap[j] = heap[j], heap[c]
-        j = c
-
-
-def _lpt(order, costs, targets, load, ntask, out):
+def _lpt(order, costs, targets):
     # Each task, largest first, to the least loaded shard (_before), kept in a binary
     # min-heap; the task count spreads tasks of equal (e.g. zero) cost round-robin instead
-    # of onto shard 0.  ``load``/``ntask``: what the shards hold already.
+    # of onto shard 0.
     n = targets.size
+    load = np.zeros(n, np.float64)
+    ntask = np.zeros(n, np.int64)
     heap = np.arange(n)
-    for j in range(n // 2 - 1, -1, -1):
-        _sift(heap, j, load, targets, ntask)
+    out = np.empty(order.size, np.int64)
     for t in range(order.size):
         s = heap[0]
         out[order[t]] = s
         load[s] += costs[order[t]]
         ntask[s] += 1
-        _sift(heap, 0, load, targets, ntask)
+        j = 0  # sift the root down
+        while True:
+            c = 2 * j + 1
+            if c >= n:
+                break
+            if c + 1 < n and _before(heap[c + 1], heap[c], load, targets, ntask):
+                c += 1
+            if not _before(heap[c], heap[j], load, targets, ntask):
+                break
+            heap[c], heap[j] = heap[j], heap[c]
+            j = c
     return out
 
 
@@ -78,45 +75,17 @@ def _lpt(order, costs, targets, load, ntask, out):
 def _lpt_jit():
     """:func:`_lpt` compiled (or loaded from numba's cache) on first use: importing this
     module does not import numba (cuMBE's launch from a cached cubin parses its shard
-    without it).  Its callees are bound to their compiled selves first: numba reads them
+    without it).  ``_before`` is bound to its compiled self first: numba reads the callee
     from the globals when it compiles."""
     from numba import njit
 
     globals()["_before"] = njit(cache=True)(_before)
-    globals()["_sift"] = njit(cache=True)(_sift)
     return njit(cache=True)(_lpt)
 
 
-def _spread_lpt(c, targets, first, weights) -> np.ndarray:
-    """LPT after dealing the items ``first`` out by LPT over their own ``weights`` (a model
-    of their work, not ``c``): items whose cost the estimate may miss by far (the pieces of
-    the costliest tasks, cumbe.prepare.spread) are balanced among themselves, the heaviest
-    to the largest shards (which the multi-GPU queue runs first), whatever their estimated
-    cost; the rest is balanced by ``c`` around them."""
-    n = targets.size
-    out = np.full(c.size, -1, np.int64)
-    load = np.zeros(n, np.float64)
-    ntask = np.zeros(n, np.int64)
-    if first is not None and len(first):
-        f = np.asarray(first, dtype=np.int64)
-        w = np.zeros(c.size)
-        w[f] = np.asarray(weights, dtype=np.float64) if weights is not None else c[f]
-        # shards by share, largest first, so that equal weights fill those first
-        byshare = np.argsort(-targets, kind="stable")
-        got = _lpt_jit()(f[np.argsort(-w[f], kind="stable")], w, targets[byshare],
-                   np.zeros(n), np.zeros(n, np.int64), np.full(c.size, -1, np.int64))
-        out[f] = byshare[got[f]]
-        np.add.at(load, out[f], c[f])
-        np.add.at(ntask, out[f], 1)
-    rest = np.argsort(-c, kind="stable")
-    rest = rest[out[rest] < 0]  # stable: ties keep task order
-    return _lpt_jit()(rest, c, targets, load, ntask, out)
-
-
-def assign(costs, n: int, first=None, weights=None) -> np.ndarray:
+def assign(costs, n: int) -> np.ndarray:
     """The shard (0..n-1) of every task, by LPT over ``costs`` (non-negative;
-    equal costs are taken in index order); ``first``: items dealt out before it by their
-    ``weights`` (:func:`_spread_lpt`)."""
+    equal costs are taken in index order)."""
     c = np.ascontiguousarray(costs, dtype=np.float64)
     if c.ndim != 1:
         raise ValueError("costs must be one-dimensional")
@@ -126,10 +95,11 @@ def assign(costs, n: int, first=None, weights=None) -> np.ndarray:
         raise ValueError(f"shard count must be at least 1, not {n}")
     if n == 1:
         return np.zeros(c.size, np.int64)
-    return _spread_lpt(c, np.ones(int(n)), first, weights)
+    order = np.argsort(-c, kind="stable")  # stable: ties keep task order
+    return _lpt_jit()(order, c, np.ones(int(n)))
 
 
-def assign_weighted(costs, targets, first=None, weights=None) -> np.ndarray:
+def assign_weighted(costs, targets) -> np.ndarray:
     """The shard (0..len(targets)-1) of every task, by LPT towards unequal shares:
     shard ``s`` gets about ``targets[s] / sum(targets)`` of the cost (the multi-GPU
     queue's shards of decreasing size, :func:`guided_targets`)."""
@@ -143,7 +113,7 @@ def assign_weighted(costs, targets, first=None, weights=None) -> np.ndarray:
         raise ValueError("targets must be positive and finite, at least one")
     if t.size == 1:
         return np.zeros(c.size, np.int64)
-    return _spread_lpt(c, t, first, weights)
+    return _lpt_jit()(np.argsort(-c, kind="stable"), c, t)
 
 
 def guided_targets(n_devices: int, per_device: int) -> np.ndarray:
@@ -170,22 +140,6 @@ def piece_counts(costs, share: float, most: int) -> np.ndarray:
     return np.clip(np.ceil(c / max(float(share), 1.0)), 1, int(most)).astype(np.int64)
 
 
-def deep_pieces(n: int) -> int:
-    """Into how many pieces the costliest tasks of a run over ``n`` shards or devices go at
-    level 0 and again at level 1 (cumbe.prepare.split): on a crown, piece (k0, k1) holding
-    the first branches keeps about (1/2 / (1 - 2**-K))**2 of its task (K = 4: 28 %, K = 2:
-    44 %), the limit being a quarter; 1: none (one shard).  4 on 2 devices too: with 2 the
-    crown union of tests/test_cumbe_deep_pieces.py reached 1.86x of 2, with 4 1.98x."""
-    return 1 if n <= 1 else 4
-
-
-def top(costs, m: int) -> np.ndarray:
-    """Indices of the ``m`` costliest tasks with a positive cost (ties: the lower index)."""
-    c = np.asarray(costs, dtype=np.float64)
-    order = np.argsort(-c, kind="stable")[:max(int(m), 0)]
-    return order[c[order] > 0]
-
-
 def split_pieces(ks, nks, counts):
     """Item j (piece ``ks[j]`` of ``nks[j]``) in ``counts[j]`` pieces: piece ks + nks * i of
     nks * counts, for i < counts[j].  A piece takes the level-0 branches b with
@@ -200,13 +154,13 @@ def split_pieces(ks, nks, counts):
     return src, (ks + nks * i).astype(np.int32), (nks * m[src]).astype(np.int32)
 
 
-def select(costs, i: int, n: int, first=None, weights=None) -> np.ndarray:
+def select(costs, i: int, n: int) -> np.ndarray:
     """Indices (ascending) of the tasks shard ``i`` of ``n`` runs."""
     if not 0 <= i < n:
         raise ValueError(f"shard index {i} not in 0..{n - 1}")
     if n == 1:
         return np.arange(len(costs), dtype=np.int64)
-    return np.flatnonzero(assign(costs, n, first, weights) == i)
+    return np.flatnonzero(assign(costs, n) == i)
 
 
 def stats(shard: str, costs, picked: np.ndarray) -> dict:

@@ -224,10 +224,9 @@ def test_pieces_of_pieces_partition_the_branches():
 
 
 def test_cumbe_heavy_task_spreads_over_shards_in_pieces_that_partition_it():
-    # host side: a task costing more than a shard's share, and each of the 4n costliest, is
-    # dealt out as pieces (k, K) (those below the first level as (k, K, k1, K1)), every
-    # (k, k1) exactly once over the shards; noRS keeps its tasks whole (its explicit Q has no
-    # piece rule).  The kernel's side: tests/test_cumbe_paths.py, test_cumbe_deep_pieces.py.
+    # host side: a task costing more than a shard's share is dealt out as pieces (k, K),
+    # every k < K exactly once over the shards; noRS keeps its tasks whole (its explicit Q
+    # has no piece rule).  The kernel's side: tests/test_cumbe_paths.py, cumbe.selfcheck.
     from cumbe.prepare import prepare, shard_of, task_costs
 
     g = dense_with_hub()
@@ -238,20 +237,16 @@ def test_cumbe_heavy_task_spreads_over_shards_in_pieces_that_partition_it():
     for i in range(n):
         sp, st = shard_of(prep, f"{i}/{n}")
         assert st["shard_tasks"] == sp.tasks.size
-        for v, k, nk, k1, nk1 in zip(sp.tasks.tolist(), sp.task_k.tolist(),
-                                     sp.task_nk.tolist(), sp.task_k1.tolist(),
-                                     sp.task_nk1.tolist()):
-            items.setdefault(v, []).append((k, nk, k1, nk1, i))
+        for v, k, nk in zip(sp.tasks.tolist(), sp.task_k.tolist(), sp.task_nk.tolist()):
+            items.setdefault(v, []).append((k, nk, i))
     assert sorted(items) == sorted(prep.tasks.tolist())
-    spread = deep = False
+    spread = False
     for v, its in items.items():
-        nk, nk1 = its[0][1], its[0][3]
-        assert sorted((k, k1) for k, _, k1, _, _ in its) == [
-            (a, b) for a in range(nk) for b in range(nk1)], (v, its)
-        assert all(x[1] == nk and x[3] == nk1 for x in its) and nk <= n
+        nk = its[0][1]
+        assert sorted(k for k, _, _ in its) == list(range(nk)), (v, its)
+        assert all(x[1] == nk for x in its) and nk <= n
         spread |= len({s for *_, s in its}) >= 2
-        deep |= nk1 == sharding.deep_pieces(n) > 1
-    assert spread and deep
+    assert spread
     whole = prepare(g, "left", False)
     assert all((shard_of(whole, f"{i}/{n}")[0].task_nk == 1).all() for i in range(n))
 

@@ -33,7 +33,7 @@ def measure(path: str, n: int, pieces: int) -> dict:
     for i in range(n):
         sp, _ = shard_of(prep, f"{i}/{n}")
         items += int(sp.tasks.size)
-        split_items += int(sp.in_pieces().sum())
+        split_items += int((sp.task_nk > 1).sum())
         r = E.run(g, shard=f"{i}/{n}", prepared=prep)
         c += r.count
         f = (f + r.fingerprint) & MASK

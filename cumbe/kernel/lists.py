@@ -86,19 +86,6 @@ def make_lists(cfg, grp):
         return I64(A[R + oSL + u]) * SHIFT + I64(A[R + oSG + u])
 
     @dev
-    def canon_key(A, R, u, lvl, nid, oKEY, oTAG, oSO, oSL, oLST, oDL, oSG, write):
-        """u's place in a piece's fixed order at level ``lvl`` (0, or 1 for a piece split
-        below the first level): its level key, then its vertex.  A level's keys do not
-        change while it is the deepest searched (its L is fixed), and a thief that takes a
-        level-0 node sees the node's level-1 keys as its own level-0 keys (its list
-        lengths), so victim and thief order a level the same way.  ``write``: cache the key
-        (the worker's own arena; a thief reads a victim's, which stays as it is)."""
-        if lvl == 0:
-            return order_key(A, R, oSL, oSG, u)
-        return I64(level_key(A, R, u, lvl, nid, oKEY, oTAG, oSO, oSL, oLST, oDL, write)) \
-            * SHIFT + I64(A[R + oSG + u])
-
-    @dev
     def partition_list(A, R, u, k, lvl, oSO, oLST, oDL):
         """Move the entries of u's prefix [0:k] that lie in L' (DL >= lvl) to its front;
         returns how many (|N(u) ∩ L'|).  In place: the nesting of prefixes survives."""
@@ -170,6 +157,6 @@ def make_lists(cfg, grp):
 
     return SimpleNamespace(elem_u=elem_u, elem_v=elem_v, list_fields=list_fields,
                            node_fields=node_fields, slot_fields=slot_fields,
-                           level_key=level_key, order_key=order_key, canon_key=canon_key,
+                           level_key=level_key, order_key=order_key,
                            partition_list=partition_list, stamp=stamp,
                            stamp_lprime=stamp_lprime, compact=compact)

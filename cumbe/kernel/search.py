@@ -14,7 +14,6 @@ from types import SimpleNamespace
 from numba import cuda
 
 from cumbe.kernel.consts import BIG, CTL_FIXED, ERR_NID, I32, I64, MASK32, NID_MAX, P_EAGER
-from cumbe.kernel.consts import PIECE_BITS, PIECE_LOW
 from cumbe.kernel.consts import PH_CHECK, PH_EXPAND, PH_LPRIME, PH_OTHER, PH_SEL, PH_STEAL, S_LVL
 from cumbe.kernel.consts import S_NABS, S_NONMAX, S_NP, S_NQ, S_NTW, S_OFF, S_PK, S_PN, S_PUB, S_R0
 from cumbe.kernel.consts import S_STOP, SHIFT, U_SUMA, U_SUML, WARP, X_BASE, X_MIN, X_NID, X_R
@@ -30,8 +29,8 @@ def make_search(cfg, grp, lists, stealing, maximality):
     dev, RS, ES, INSTR, PIECES = cfg.dev, cfg.rs, cfg.es, cfg.instr, cfg.pieces
     G, gsync = grp.size, grp.sync
     # the steps it calls, as closure variables (numba compiles them in)
-    elem_u, level_key, canon_key, partition_list, compact, stamp, stamp_lprime = (
-        lists.elem_u, lists.level_key, lists.canon_key, lists.partition_list, lists.compact,
+    elem_u, level_key, order_key, partition_list, compact, stamp, stamp_lprime = (
+        lists.elem_u, lists.level_key, lists.order_key, lists.partition_list, lists.compact,
         lists.stamp, lists.stamp_lprime)
     list_fields, node_fields = lists.list_fields, lists.node_fields
     publish = stealing.publish
@@ -69,28 +68,23 @@ def make_search(cfg, grp, lists, stealing, maximality):
         return sh64[g, X_MIN]
 
     @dev
-    def select_first(A, sh, sh64, g, gl, R, pc, l, nid):
-        """A piece of a task, at level 0 (or 1, split below it): the live candidate first
-        in the level's fixed order, the smallest (key, vertex).  Keys do not change while
-        the level is searched (its L is fixed), so this is the early-stop choice with ties
-        broken by vertex, not by position: every piece takes the level's branches in the
-        same order, wherever its candidates lie."""
+    def select_first(A, sh, sh64, g, gl, R, pc):
+        """A piece of a task, at level 0: the live candidate first in the task's fixed
+        order, the smallest (key, vertex).  Keys do not change at level 0 (L is N(v)), so
+        this is the early-stop choice with ties broken by vertex, not by position: every
+        piece takes the level-0 branches in the same order, wherever its candidates lie."""
         if gl == 0:
             sh64[g, X_MIN] = BIG
-        oKEY, oTAG, oSO, oSL, oLST, oDL = list_fields(sh, g)
+        oSL = sh[g, S_OFF + K_SL]
         oSG = sh[g, S_OFF + K_SG]
         oPARR = sh[g, S_OFF + K_PARR]
         gsync()
         for i in range(gl, pc, G):
-            # each lane caches its own candidates' keys: the level's later selections (after
-            # a deeper node moved them) read them back instead of scanning the lists
-            cuda.atomic.min(sh64, (g, X_MIN), canon_key(A, R, A[R + oPARR + i], l, nid, oKEY,
-                                                         oTAG, oSO, oSL, oLST, oDL, oSG, True))
+            cuda.atomic.min(sh64, (g, X_MIN), order_key(A, R, oSL, oSG, A[R + oPARR + i]))
         gsync()
         best = sh64[g, X_MIN]
         for i in range(gl, pc, G):
-            if canon_key(A, R, A[R + oPARR + i], l, nid, oKEY, oTAG, oSO, oSL, oLST, oDL,
-                         oSG, True) == best:
+            if order_key(A, R, oSL, oSG, A[R + oPARR + i]) == best:
                 sh[g, S_R0] = i
         gsync()
         return (best // SHIFT) * SHIFT + I64(sh[g, S_R0])
@@ -190,15 +184,13 @@ def make_search(cfg, grp, lists, stealing, maximality):
                         t_last = t
                 continue
             nid = A[lv + F_NID]
-            # a piece of a task (RS only, :func:`cumbe.prepare.split`): its level-0 nodes
-            # (and level-1 ones, split below the first level) in the task's fixed order,
-            # twins kept, so that a branch's place in that order is the number of
-            # candidates left after it
-            canon = PIECES and sh[g, S_PN] > 1 and (l == 0 or (
-                l == 1 and sh[g, S_PN] > PIECE_LOW))
+            # a piece of a task (RS only, :func:`cumbe.prepare.split`): its level-0 nodes in
+            # the task's fixed order, twins kept, so that a level-0 branch's place in that
+            # order is the number of candidates left after it
+            canon = PIECES and l == 0 and sh[g, S_PN] > 1
             # ---------- candidate selection ----------
             if canon:
-                best = select_first(A, sh, sh64, g, gl, R, pc, l, nid)
+                best = select_first(A, sh, sh64, g, gl, R, pc)
             else:
                 best = select_candidate(A, sh, sh64, g, gl, R, l, pc, nid, A[lv + F_LASTMIN])
             pos = I32(best & MASK32)
@@ -223,10 +215,8 @@ def make_search(cfg, grp, lists, stealing, maximality):
                     t_last = t
             npc = pc - 1
             gsync()
-            if canon and (npc % (sh[g, S_PN] & PIECE_LOW) != (sh[g, S_PK] & PIECE_LOW)
-                          if l == 0 else npc % ((sh[g, S_PN] >> PIECE_BITS) + 1)
-                          != (sh[g, S_PK] >> PIECE_BITS)):
-                continue  # another piece's branch: it only leaves P
+            if canon and npc % sh[g, S_PN] != sh[g, S_PK]:
+                continue  # another piece's level-0 branch: it only leaves P
             nodes += 1
             # ---------- L' construction ----------
             build_lprime(A, sh, shu, g, gl, R, adjU, base, x, kl, l + 1, cand_left)
@@ -285,9 +275,7 @@ def make_search(cfg, grp, lists, stealing, maximality):
             if nonmax == 0:
                 sumR = A64[(lv + F_SUM) >> 1] + elem_u(orig[A[R + oSG + x]], cand_left) \
                     + shu[g, U_SUMA]
-                # split below the first level, a level-0 node's own biclique is the
-                # level-1 rule's piece 0's
-                if gl == 0 and not (PIECES and l == 0 and sh[g, S_PK] > PIECE_LOW):
+                if gl == 0:
                     count += 1
                     fp += combine_sides(sumR, shu[g, U_SUML], cand_left)
                 if push:

@@ -16,7 +16,6 @@ from numba import cuda
 
 from cumbe.kernel.consts import CTL_FIXED, H_CAPH, H_CB, H_D, H_DEPTH, H_NB, H_NLEV, H_PK, H_PN
 from cumbe.kernel.consts import H_QCAP, H_TB, I32, I64, P_HALF, S_C0, S_CAPH, S_CBW, S_CUR, S_D
-from cumbe.kernel.consts import PIECE_BITS, PIECE_LOW
 from cumbe.kernel.consts import S_DEPTH, S_FOUND, S_GOT, S_IDX, S_LVL, S_N, S_NABS, S_NB, S_NONMAX
 from cumbe.kernel.consts import S_NQ, S_OFF, S_PK, S_PN, S_PUB, S_QCAP, S_R0, S_TB, S_TOT, S_VIC
 from cumbe.kernel.consts import U_SUMA, U_SUML, X_BASE, X_NID, X_R, ZERO64
@@ -30,8 +29,8 @@ def make_stealing(cfg, grp, lists, fetch, maximality):
     """Publishing and stealing for the switches ``cfg`` and the worker kind ``grp``."""
     dev, RS, PIECES, G, gsync = cfg.dev, cfg.rs, cfg.pieces, grp.size, grp.sync
     # the steps it calls, as closure variables (numba compiles them in)
-    elem_u, level_key, canon_key, stamp, stamp_lprime = (
-        lists.elem_u, lists.level_key, lists.canon_key, lists.stamp, lists.stamp_lprime)
+    elem_u, level_key, order_key, stamp, stamp_lprime = (
+        lists.elem_u, lists.level_key, lists.order_key, lists.stamp, lists.stamp_lprime)
     slot_fields = lists.slot_fields
     offsets_to_shared = fetch.offsets_to_shared
     check_maximality = maximality.check_maximality
@@ -184,33 +183,26 @@ def make_stealing(cfg, grp, lists, fetch, maximality):
         x = A[VR + oPARR + ti]
         kx = level_key(A, VR, x, m, nid, oKEY, oTAG, oSO, oSL, oLST, oDL, False)
         ox = VR + oLST + A[VR + oSO + x]
-        # a level-0 candidate of a piece of a task (or a level-1 one, split below the first
-        # level; cumbe.kernel.search): its P is the candidates after it in the level's fixed
-        # order, and it is this piece's branch only if as many candidates come after it as
-        # the piece's rule says
-        vpn = ph[pprev, w, H_PN] if PIECES else 1
-        vpk = ph[pprev, w, H_PK] if PIECES else 0
-        canon = PIECES and vpn > 1 and (m == 0 or (m == 1 and vpn > PIECE_LOW))
+        # a level-0 candidate of a piece of a task (cumbe.kernel.search): its P is the
+        # candidates after it in the task's fixed order, and it is this piece's branch
+        # only if as many candidates come after it as the piece's rule says
+        canon = PIECES and m == 0 and ph[pprev, w, H_PN] > 1
         lim = ti
         ckx = I64(0)
         if canon:
-            ckx = canon_key(A, VR, x, m, nid, oKEY, oTAG, oSO, oSL, oLST, oDL, oSG, False)
+            vpn = ph[pprev, w, H_PN]
+            ckx = order_key(A, VR, oSL, oSG, x)
             lim = pcm
             if gl == 0:
                 sh[g, S_R0] = 0
-                if m == 0:  # it runs the level-1 rule (if any) at its own level 0
-                    sh[g, S_PK] = vpk >> PIECE_BITS
-                    sh[g, S_PN] = (vpn >> PIECE_BITS) + 1
             gsync()
             after = I32(0)
             for t in range(gl, pcm, G):
-                if canon_key(A, VR, A[VR + oPARR + t], m, nid, oKEY, oTAG, oSO, oSL, oLST, oDL,
-                             oSG, False) > ckx:
+                if order_key(A, VR, oSL, oSG, A[VR + oPARR + t]) > ckx:
                     after += 1
             cuda.atomic.add(sh, (g, S_R0), after)
             gsync()
-            if (sh[g, S_R0] % (vpn & PIECE_LOW) != (vpk & PIECE_LOW) if m == 0 else
-                    sh[g, S_R0] % ((vpn >> PIECE_BITS) + 1) != (vpk >> PIECE_BITS)):
+            if sh[g, S_R0] % vpn != ph[pprev, w, H_PK]:
                 if gl == 0:
                     sh[g, S_LVL] = -1
                 gsync()
@@ -228,8 +220,7 @@ def make_stealing(cfg, grp, lists, fetch, maximality):
         sa = ZERO64
         for t in range(gl, lim, G):
             u = A[VR + oPARR + t]
-            if canon and (t == ti or canon_key(A, VR, u, m, nid, oKEY, oTAG, oSO, oSL, oLST,
-                                               oDL, oSG, False) < ckx):
+            if canon and (t == ti or order_key(A, VR, oSL, oSG, u) < ckx):
                 A[R + oAUX + t] = -1  # processed before x in the fixed order: not in its P
                 continue
             k = level_key(A, VR, u, m, nid, oKEY, oTAG, oSO, oSL, oLST, oDL, False)
@@ -294,9 +285,7 @@ def make_stealing(cfg, grp, lists, fetch, maximality):
         sumR = A64[(vlv + F_SUM) >> 1] + elem_u(orig[A[VR + oSG + x]], cand_left) \
             + shu[g, U_SUMA]
         if nonmax == 0:
-            # a level-0 node of a piece split below the first level: its own biclique is
-            # the level-1 rule's piece 0's
-            if gl == 0 and not (canon and m == 0 and vpk > PIECE_LOW):
+            if gl == 0:
                 count = I64(1)
                 fp = combine_sides(sumR, shu[g, U_SUML], cand_left)
         nQ = sh[g, S_NQ]
