@@ -35,12 +35,6 @@ OLD_NAMES = {
     "MBEBENCH_DEVICE_MEMORY_GIB": "CUMBE_DEVICE_MEMORY_GIB",
     "MBEBENCH_CUMBE_PROGRESS_S": "CUMBE_PROGRESS_S",
     "MBEBENCH_PREP_CACHE": "CUMBE_PREP_CACHE",
-    "MBEBENCH_FAST_LAUNCH": "0: cuMBE always loads its kernel through numba, never from its "
-                            "cached cubin through the driver API (cumbe/cubin.py)",
-    "MBEBENCH_FAST_LAUNCH_VERBOSE": "1: cuMBE says on stderr whether it launched its cached "
-                                    "cubin, and if not, why",
-    "MBEBENCH_CUBIN_CACHE": "the folder of cuMBE's cached cubins (default $NUMBA_CACHE_DIR/"
-                            "cumbe-cubin, else cumbe/kernel/__pycache__/cubin)",
     "MBEBENCH_SIM_DEVICES": "CUMBE_SIM_DEVICES",
     "MBEBENCH_TEST_CB_CAP": "CUMBE_TEST_CB_CAP",
     "MBEBENCH_TEST_UNCLAMPED_GRID": "CUMBE_TEST_UNCLAMPED_GRID",

@@ -40,3 +40,10 @@ def test_no_code_reads_an_old_name_itself():
              and f != "tests/test_envvars.py"
              and re.search(rf"\b({old})\b", (REPO / f).read_text())]
     assert found == []
+
+
+def test_every_old_name_is_a_variable_name_of_the_old_prefixes():
+    """OLD_NAMES maps a new name to the name earlier versions read, never to prose."""
+    for new, old in envvars.OLD_NAMES.items():
+        assert new.startswith("MBEBENCH_") and new.removeprefix("MBEBENCH_")
+        assert re.fullmatch(r"(CUMBE|MBE)_[A-Z0-9_]+", old), (new, old)
