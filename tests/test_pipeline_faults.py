@@ -155,6 +155,14 @@ def _wait_until(check, proc, what: str, timeout_s: float = 180):
     return value
 
 
+def _start_as_from_a_terminal(cmd, work, env) -> subprocess.Popen:
+    """Snakemake in a session of its own, SIGINT not ignored (what a terminal gives), its
+    output captured."""
+    return subprocess.Popen(cmd, cwd=work, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+
+
 def test_timeout_is_recorded_and_the_pipeline_goes_on(faulty_run):
     work, res, elapsed = faulty_run
     # no --keep-going needed: every run ends with a row and the tables are written, but
@@ -497,10 +505,7 @@ def test_ctrl_c_tells_runs_that_never_started_from_runs_that_failed(tmp_path):
     hang.touch()
     cmd = _cmd(work, SUMMARY)
     cmd[cmd.index("--cores") + 1] = "1"
-    proc = subprocess.Popen(cmd, cwd=work, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True,
-                            # what a terminal gives: SIGINT not ignored
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    proc = _start_as_from_a_terminal(cmd, work, env)
     try:
         started = _wait_until(lambda: sorted(logs.glob("*/imbea.log")), proc,
                               "no iMBEA run started")
@@ -538,9 +543,7 @@ def test_a_run_that_finished_while_snakemake_stopped_is_not_run_again(tmp_path):
     row_path, log = (work / ".test/results/runs/crown-8/imbea.json",
                      work / ".test/logs/runs/crown-8/imbea.log")
     hang.touch()
-    proc = subprocess.Popen(_cmd(work, SUMMARY), cwd=work, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    proc = _start_as_from_a_terminal(_cmd(work, SUMMARY), work, env)
     try:
         _wait_until(log.exists, proc, "the run never started")
         time.sleep(1)
