@@ -273,11 +273,22 @@ def crown(n: int) -> CSRGraph:
     subset X of the left side: :func:`crown_bicliques` = 2**n - 2 of them, so a count
     above 2**32 (n >= 33) from a graph of 2n vertices checks every count path for
     32-bit truncation."""
-    n = int(n)
+    return crown_union(n, 1)
+
+
+def crown_union(n: int, copies: int) -> CSRGraph:
+    """``copies`` disjoint crowns S_n (copy c on the vertices c*n .. c*n + n - 1 of each
+    side): ``copies * crown_bicliques(n)`` maximal bicliques, in first-level tasks no larger
+    than one crown's."""
+    n, copies = int(n), int(copies)
     if n < 2:
         raise ValueError(f"the crown graph needs n >= 2, not {n}")
+    if copies < 1:
+        raise ValueError(f"a crown union needs at least one copy, not {copies}")
     i, j = np.nonzero(~np.eye(n, dtype=bool))
-    return _csr(i.astype(np.int64), j.astype(np.int64), n, n)
+    off = np.repeat(np.arange(copies, dtype=np.int64) * n, i.size)
+    return _csr(np.tile(i.astype(np.int64), copies) + off,
+                np.tile(j.astype(np.int64), copies) + off, n * copies, n * copies)
 
 
 def crown_bicliques(n: int) -> int:

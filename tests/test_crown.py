@@ -46,6 +46,17 @@ def test_crown_graph():
         standins.crown(1)
 
 
+def test_a_crown_union_is_disjoint_crowns():
+    for n, copies in ((2, 1), (3, 4), (5, 3)):
+        g = standins.crown_union(n, copies)
+        assert (g.n_left, g.n_right, g.n_edges) == (n * copies, n * copies, copies * n * (n - 1))
+        left, right = g.edges()
+        assert np.all(left // n == right // n) and not np.any(left == right)
+        assert count_and_fingerprint(g)[0] == copies * standins.crown_bicliques(n)
+    with pytest.raises(ValueError, match="one copy"):
+        standins.crown_union(4, 0)
+
+
 @pytest.mark.slow  # crown graphs up to S_16 through both CPU engines and a pool
 def test_cpu_engines_count_the_crown_graph():
     for n in (6, 9, 13):

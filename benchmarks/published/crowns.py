@@ -6,39 +6,31 @@
 ``OUT_DIR/out.crown-n``; ``nxc`` writes c disjoint copies of S_n (c * (2^n - 2)) as
 ``OUT_DIR/out.crown-nxc``.  A union of many small crowns passes 2^31 bicliques with every
 first-level task small, so that GMBE, which runs each first-level task on one SM, finishes it
-in about a minute where one crown S_32 takes it hours: its 32-bit count then shows.  Each
-file's expected count is printed (and written to ``OUT_DIR/crowns.json``).
+in seconds where one crown S_32 takes it hours: its 32-bit count then shows.  Each file's
+expected count is printed (and written to ``OUT_DIR/crowns.json``).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
-import numpy as np
+REPO = Path(__file__).resolve().parents[2]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
 
-
-def edges(n: int, copies: int = 1) -> np.ndarray:
-    """1-based (left, right) rows of ``copies`` disjoint crowns S_n."""
-    i, j = np.nonzero(~np.eye(n, dtype=bool))
-    off = (np.arange(copies, dtype=np.int64) * n)[:, None]
-    left = (i[None, :] + off).ravel() + 1
-    right = (j[None, :] + off).ravel() + 1
-    return np.stack([left, right], axis=1)
+from benchmarks import standins  # noqa: E402
+from mbebench import export  # noqa: E402
 
 
 def write(out: Path, spec: str) -> tuple[str, int]:
     n, _, c = spec.partition("x")
     n, copies = int(n), int(c or 1)
     name = f"crown-{spec}"
-    path = out / f"out.{name}"
-    tmp = path.with_suffix(".part")
-    with tmp.open("w") as f:
-        f.write("% bip unweighted\n")
-        np.savetxt(f, edges(n, copies), fmt="%d", delimiter="\t")
-    tmp.replace(path)
-    return name, copies * (2**n - 2)
+    export.write(standins.crown_union(n, copies), "konect", out / f"out.{name}")
+    return name, copies * standins.crown_bicliques(n)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -39,6 +39,8 @@ sys.path.insert(0, str(REPO))
 from mbebench.csr import CSRGraph, from_edges, read_csr, write_csr  # noqa: E402
 from mbebench.published import inputs, output  # noqa: E402
 
+from benchmarks import standins  # noqa: E402
+
 DEFAULT_GRAPHS = ("marvel-x12", "marvel-x60", "youtube-groupmemberships-x10",
                   "movielens-10m_ui-x20", "edit-nawiki-x8", "planted-xs", "planted-s",
                   "planted-m", "crown-22", "crowns-18x8")
@@ -73,20 +75,12 @@ def tile(g: CSRGraph, times: int, rewire: float = 0.01, seed: int = 1) -> CSRGra
                       g.n_left * times, g.n_right * times)
 
 
-def crowns(n: int, c: int) -> CSRGraph:
-    i, j = np.nonzero(~np.eye(n, dtype=bool))
-    off = np.repeat(np.arange(c, dtype=np.int64) * n, i.size)
-    return from_edges(np.tile(i, c) + off, np.tile(j, c) + off, n * c, n * c)
-
-
 def planted(grade: str, seed: int = 1) -> CSRGraph:
-    from benchmarks import standins as S
-
     m, nb, ls, rs, p, (pl, pr) = PLANTED[grade]
-    params = S.Params(preset=f"planted-{grade}", n_left=m // 4, n_right=m // 12, n_edges=m,
-                      cap_left=2000, cap_right=4000,
-                      blocks=S.Blocks(nb, ls, rs, p, pl, pr), seed=seed)
-    return S.generate(params)[0]
+    params = standins.Params(preset=f"planted-{grade}", n_left=m // 4, n_right=m // 12,
+                             n_edges=m, cap_left=2000, cap_right=4000,
+                             blocks=standins.Blocks(nb, ls, rs, p, pl, pr), seed=seed)
+    return standins.generate(params)[0]
 
 
 def make(name: str, archives: Path, work: Path) -> Path:
@@ -96,9 +90,9 @@ def make(name: str, archives: Path, work: Path) -> Path:
         return path
     work.mkdir(parents=True, exist_ok=True)
     if m := re.fullmatch(r"crown-(\d+)", name):
-        g = crowns(int(m[1]), 1)
+        g = standins.crown(int(m[1]))
     elif m := re.fullmatch(r"crowns-(\d+)x(\d+)", name):
-        g = crowns(int(m[1]), int(m[2]))
+        g = standins.crown_union(int(m[1]), int(m[2]))
     elif m := re.fullmatch(r"planted-(\w+)", name):
         g = planted(m[1])
     elif m := re.fullmatch(r"(.+)-x(\d+)", name):
