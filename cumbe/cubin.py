@@ -20,7 +20,7 @@ digest of every module the kernel imports
 (:func:`mbebench.jitcache.imports_digest`, read from the files).  An entry that does not
 match it, or whose cubin does not match its recorded digest, is ignored (and rewritten by
 the next compile), never trusted.  Any doubt is the numba path: ``MBEBENCH_FAST_LAUNCH=0``,
-the CUDA simulator, a debug build switch (``cumbe.kernel.BUILD_ENV``), numba's CUDA target
+the CUDA simulator, a debug build switch (``cumbe.consts.BUILD_ENV``), numba's CUDA target
 already started in the process, no ``cuda.bindings``, or no cache entry.
 ``MBEBENCH_FAST_LAUNCH_VERBOSE=1`` says on stderr which path a run took and why.
 
@@ -42,6 +42,7 @@ from pathlib import Path
 
 import numpy as np
 
+from cumbe.consts import BUILD_ENV
 from mbebench import atomic
 from mbebench import envvars
 
@@ -49,8 +50,6 @@ FAST_ENV = "MBEBENCH_FAST_LAUNCH"  # "0": always through numba
 VERBOSE_ENV = "MBEBENCH_FAST_LAUNCH_VERBOSE"
 CACHE_ENV = "MBEBENCH_CUBIN_CACHE"  # the cache folder (default: cache_dir)
 FORMAT = 1
-# cumbe.kernel.BUILD_ENV (not imported: it imports numba): builds numba's cache skips
-BUILD_ENV = ("CUMBE_LINEINFO", "CUMBE_NOINLINE", "CUMBE_DEBUGINFO", "CUMBE_MIN_BLOCKS")
 ROOT = Path(__file__).resolve().parents[1]
 
 

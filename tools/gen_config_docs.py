@@ -140,7 +140,7 @@ def render() -> str:
             *[f"| `{name}` | {_text(what)} | {_old_name(name)} |"
               for name, what in envvars.VARIABLES.items()], "",
             "The kernel's build switches for its developers (`CUMBE_LINEINFO`, `CUMBE_NOINLINE`, "
-            "`CUMBE_DEBUGINFO`, `CUMBE_MIN_BLOCKS`, read in `cumbe/kernel/`) keep their names.",
+            "`CUMBE_DEBUGINFO`, `CUMBE_MIN_BLOCKS`: `cumbe.consts.BUILD_ENV`) keep their names.",
             ""]
     return "\n".join(out)
 

@@ -40,11 +40,6 @@ from mbebench.jitcache import keyed
 
 _CACHE: dict = {}
 
-# Switches that change the compiled code but not the algorithm (debugging, register bounds).
-# numba's disk cache does not key on jit options, so a build under any of them skips it:
-# otherwise a lineinfo or debug run is served the plain build compiled before it.
-BUILD_ENV = ("CUMBE_LINEINFO", "CUMBE_NOINLINE", "CUMBE_DEBUGINFO", "CUMBE_MIN_BLOCKS")
-
 KERNEL_ARGS = ("offU", "adjU", "offV", "adjV", "orig", "tasks", "task_piece", "prm", "arena",
                "arena64", "ctl", "pool_hdr", "pool_base", "pool_n", "pool_list", "res", "res_fp",
                "err", "ph_out", "tasks_out", "prog")
