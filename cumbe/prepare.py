@@ -283,13 +283,20 @@ _DTYPES = {"adjU": np.int32, "adjV": np.int32, "orig": np.int32, "tasks": np.int
            "task_k": np.int32, "task_nk": np.int32}
 
 
+def _key_start(cand_left: bool, rs: bool):
+    """Both keys' common part: the format, the orientation, the variant's slots and the
+    sources of the preparation and of the layout, with every module they import."""
+    h = hashlib.sha256(f"{CACHE_FORMAT} {int(cand_left)} {int(rs)}".encode())
+    h.update(imports_digest("cumbe.prepare", "cumbe.layout").encode())
+    return h
+
+
 def cache_key(graph: CSRGraph, cand_left: bool, rs: bool) -> str:
     """sha256 of the graph's four CSR arrays, the orientation, the variant's slots and the
     sources of the preparation and of the layout, with every module they import (an edit
     of any is a miss; read from the files, so the key does not depend on what this process
     has imported)."""
-    h = hashlib.sha256(f"{CACHE_FORMAT} {int(cand_left)} {int(rs)}".encode())
-    h.update(imports_digest("cumbe.prepare", "cumbe.layout").encode())
+    h = _key_start(cand_left, rs)
     for a in (graph.left_offsets, graph.left_indices, graph.right_offsets, graph.right_indices):
         a = np.ascontiguousarray(a)
         h.update(f"{a.dtype.str}{a.shape}".encode())
@@ -323,8 +330,7 @@ def file_key(graph: CSRGraph, cand_left: bool, rs: bool) -> str | None:
         return None
     if header is None:
         return None
-    h = hashlib.sha256(f"{CACHE_FORMAT} {int(cand_left)} {int(rs)}".encode())
-    h.update(imports_digest("cumbe.prepare", "cumbe.layout").encode())
+    h = _key_start(cand_left, rs)
     h.update(f"{real}|{st.st_size}|{st.st_mtime_ns}|{st.st_ino}|{st.st_dev}|{header}".encode())
     return h.hexdigest()
 

@@ -66,12 +66,17 @@ def modules_compiled_in(module_name: str) -> list[str]:
 def sources_digest(module_name: str) -> str:
     """sha256 over the paths and bytes of :func:`modules_compiled_in` (memoised per process)."""
     if module_name not in _digests:
-        h = hashlib.sha256()
-        for name in modules_compiled_in(module_name):
-            path = _repo_file(name)
-            h.update(str(path.relative_to(ROOT)).encode() + b"\0" + path.read_bytes() + b"\0")
-        _digests[module_name] = h.hexdigest()
+        _digests[module_name] = _files_digest(_repo_file(n)
+                                              for n in modules_compiled_in(module_name))
     return _digests[module_name]
+
+
+def _files_digest(paths) -> str:
+    """sha256 over the repository-relative path and the bytes of each file, in order."""
+    h = hashlib.sha256()
+    for path in paths:
+        h.update(str(path.relative_to(ROOT)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()
 
 
 def keyed(dispatcher, module: str | None = None):
@@ -180,8 +185,6 @@ def imports_digest(*module_names: str) -> str:
     so it misses more, never less."""
     key = "imports:" + ",".join(module_names)
     if key not in _digests:
-        h = hashlib.sha256()
-        for path in sorted({_module_file(n) for n in imported_modules(*module_names)}):
-            h.update(str(path.relative_to(ROOT)).encode() + b"\0" + path.read_bytes() + b"\0")
-        _digests[key] = h.hexdigest()
+        _digests[key] = _files_digest(
+            sorted({_module_file(n) for n in imported_modules(*module_names)}))
     return _digests[key]
