@@ -12,6 +12,7 @@ import ctypes
 import os
 import signal
 import time
+from dataclasses import replace
 
 import numpy as np
 
@@ -108,7 +109,7 @@ def _prepare_job(job: dict, cuda, sim: bool):
     """The job's graph, its preparation (the run's shard of it, heavy tasks in pieces), each
     task's shard, and the "ready" report; the kernel loaded and launched once."""
     from cumbe import single_device
-    from cumbe.prepare import shard_of, split, task_costs
+    from cumbe.prepare import shard_of, split, task_costs, with_estimates
     from mbebench.csr import read_csr
 
     t0 = time.perf_counter()
@@ -121,18 +122,27 @@ def _prepare_job(job: dict, cuda, sim: bool):
         base, outer = shard_of(base, job["shard"])
     # a task larger than the largest shard goes into pieces
     tg = np.asarray(job["targets"], dtype=np.float64)
+    if tg.size > 1:
+        base = with_estimates(base)
     base = split(base, float(task_costs(base).sum()) * tg.max() / tg.sum(), tg.size)
     costs = task_costs(base)
     assign = sharding.assign_weighted(costs, tg)
     loads = np.bincount(assign, weights=costs.astype(np.float64), minlength=n)
     single_device.task_needs(base, base.rs)  # numba's first call, if any
     prepare_s = time.perf_counter() - t0
-    compile_s = _load_kernel(cuda, opts, sim, bool((base.task_nk > 1).any()))
-    if not sim:  # the first launch's one-time costs (module load, allocations)
-        single_device.run(_tiny(), opts)
+    pieces = bool((base.task_nk > 1).any())
+    compile_s = _load_kernel(cuda, opts, sim, pieces)
+    if not sim:  # each build's first launch's one-time costs (module load, its cubin stored)
+        tiny = _tiny()
+        single_device.run(tiny, opts)
+        if pieces and opts.switches[0]:
+            one = single_device.prepare_for(tiny, opts.variant, opts.side)
+            single_device.run(tiny, opts, prepared=replace(
+                one, task_k=np.zeros(1, np.int32), task_nk=np.full(1, 2, np.int32)))
     return graph, base, assign, {
         "prepare_s": prepare_s, "compile_s": compile_s, "loads": loads.tolist(),
         "n_tasks": int(base.tasks.size), "n_twins": int(base.n_twins),
+        "task_pieces": int(np.count_nonzero(base.task_nk > 1)),
         "side": "left" if base.cand_left else "right",
         "max_task_cost": float(costs.max()) if costs.size else 0.0, "outer": outer}
 
@@ -142,6 +152,7 @@ def _run_shards(conn, graph, opts, base, assign, fault: str | None) -> None:
     from cumbe import single_device
     from cumbe.prepare import take
 
+    resident: dict = {}  # the graph's device copies, made by the first shard
     while True:
         s = conn.recv()
         if s is None:  # the job is over
@@ -152,7 +163,8 @@ def _run_shards(conn, graph, opts, base, assign, fault: str | None) -> None:
                 os._exit(3)
             if fault == "raise":
                 raise launch.LaunchError(f"{launch.graph_label(graph)}: test fault ({FAULT_ENV})")
-            r = single_device.run(graph, opts, prepared=take(base, np.flatnonzero(assign == s)))
+            r = single_device.run(graph, opts, prepared=take(base, np.flatnonzero(assign == s)),
+                                  resident=resident)
         except BaseException as e:  # noqa: BLE001 - the parent stops the job
             ours = isinstance(e, (launch.LaunchError, launch.DeviceMemoryError,
                                   launch.DeviceError))
@@ -164,4 +176,5 @@ def _run_shards(conn, graph, opts, base, assign, fault: str | None) -> None:
         conn.send(("done", s, int(r.count), int(r.fingerprint), t1, t2, {
             "kernel_s": float(r.algo_seconds), "tasks": int(st.get("n_tasks", 0)),
             "blocks": st.get("blocks"), "nodes": st.get("nodes"),
-            "memory_bytes": st.get("memory_bytes")}))
+            "memory_bytes": st.get("memory_bytes"), "setup_s": st.get("setup_s"),
+            "host_s": st.get("host_s")}))

@@ -11,7 +11,9 @@
   file by path, mapped; an in-memory graph is pickled), makes the host preparation
   ONCE (:func:`cumbe.single_device.prepare_for`), computes the same partition of the
   first-level tasks into ``n`` shards (:func:`mbebench.shard.assign_weighted`, LPT by
-  estimated cost towards the shards' shares), loads the kernel, and reports ready.
+  estimated cost towards the shards' shares: wedges + degree, or a small local graph's
+  subtree estimate, :mod:`cumbe.estimate`), loads the kernel (launching each build once),
+  and reports ready.  It keeps the graph's device copies across its shards.
 * ``n`` = ``shards_per_device`` x devices, of decreasing size
   (:func:`mbebench.shard.guided_targets`: each device's first shard is half its share,
   then a quarter, ..., the last two equal).  Every shard is a kernel launch, and a launch
@@ -396,7 +398,8 @@ class DevicePool(WorkerPool):
                            "start_s": x["start"] - t_go, "seconds": secs,
                            "kernel_s": x["kernel_s"], "count": x["count"], "tasks": x["tasks"],
                            "est_cost": float(loads[s]), "blocks": x["blocks"],
-                           "nodes": x["nodes"]})
+                           "nodes": x["nodes"], "setup_s": x.get("setup_s"),
+                           "host_s": x.get("host_s")})
             p = per[x["device"]]
             p["shards"] += 1
             p["busy_s"] += secs
@@ -407,7 +410,7 @@ class DevicePool(WorkerPool):
         stats = {
             "variant": opts.variant, "k": opts.k, "threads": opts.threads, "side": r0["side"],
             "instrumented": opts.instrument,
-            "n_tasks": r0["n_tasks"], "n_twins": r0["n_twins"],
+            "n_tasks": r0["n_tasks"], "n_twins": r0["n_twins"], "task_pieces": r0["task_pieces"],
             "device": (f"{len(ids)} x {names[0]}" if len(set(names)) == 1
                        else " + ".join(names)),
             "device_count": len(ids), "devices": [per[d] for d in ids],

@@ -121,6 +121,11 @@ class Prepared:
     task_nk: np.ndarray | None = None  # int32
     # each task's arena words in the plain layout (cumbe.layout.needs), when known
     needs: np.ndarray | None = None  # int64
+    # each task's (or piece's) estimated work (with_estimates); None: wedges + degree
+    task_cost: np.ndarray | None = None  # float64
+    # by task rank, for the tasks estimated so: the root's own work, then each level-0
+    # branch's in the task's fixed order
+    branch_cost: dict | None = None
 
     def __post_init__(self):
         if self.task_k is None:
@@ -227,9 +232,47 @@ def _jit() -> types.SimpleNamespace:
 
 
 def task_costs(prep: Prepared) -> np.ndarray:
-    """The estimated cost of every task (wedges + degree, over its pieces): what
-    :func:`prepare` orders them by and what shards are balanced by."""
+    """The estimated cost of every task: wedges + degree, over its pieces (what
+    :func:`prepare` orders them by), or the subtree estimates of :func:`with_estimates`;
+    what shards are balanced by."""
+    if prep.task_cost is not None:
+        return prep.task_cost
     return (prep.task_wedges + prep.task_deg) / prep.task_nk
+
+
+def with_estimates(prep: Prepared) -> Prepared:
+    """``prep`` (whole tasks) with each task's cost its whole subtree's estimated work
+    where its local graph is small (:mod:`cumbe.estimate`: a dense one's work grows
+    exponentially below the first level, which wedges do not see), largest first again.
+    For the shards and the devices' queue: a single-device run keeps the wedge order."""
+    if prep.tasks.size == 0 or prep.task_cost is not None or (prep.task_nk > 1).any():
+        return prep
+    from cumbe import estimate
+
+    cost, branches = estimate.task_costs(prep)
+    # per task: its root's own work, then its branches'
+    out = replace(prep, task_cost=cost, branch_cost={
+        int(prep.tasks[i]): np.concatenate([[cost[i] - b.sum()], b]) for i, b in branches.items()})
+    return take(out, np.argsort(-cost, kind="stable"))
+
+
+def _piece_costs(prep: Prepared, src: np.ndarray, k: np.ndarray, nk: np.ndarray) -> np.ndarray:
+    """The estimated cost of each new piece (k of nk) of item ``src``: the branches it keeps
+    (those with k (mod nk) candidates after them in the task's fixed order, plus the root's
+    own work for piece 0) where the task's branches were estimated, else an equal share."""
+    base = task_costs(prep)
+    whole = base * prep.task_nk  # the whole task's cost
+    out = whole[src] / nk
+    if not prep.branch_cost:
+        return out
+    for j in range(src.size):
+        rb = prep.branch_cost.get(int(prep.tasks[src[j]]))
+        if rb is None:
+            continue
+        b = rb[1:]
+        after = b.size - 1 - np.arange(b.size)
+        out[j] = float(b[after % nk[j] == k[j]].sum()) + (float(rb[0]) if k[j] == 0 else 0.0)
+    return out
 
 
 def take(prep: Prepared, picked: np.ndarray) -> Prepared:
@@ -238,7 +281,8 @@ def take(prep: Prepared, picked: np.ndarray) -> Prepared:
                    task_wedges=prep.task_wedges[picked], n_higher=prep.n_higher[picked],
                    task_dv=prep.task_dv[picked], task_k=prep.task_k[picked],
                    task_nk=prep.task_nk[picked],
-                   needs=None if prep.needs is None else prep.needs[picked])
+                   needs=None if prep.needs is None else prep.needs[picked],
+                   task_cost=None if prep.task_cost is None else prep.task_cost[picked])
 
 
 def split(prep: Prepared, share: float, most: int) -> Prepared:
@@ -254,18 +298,21 @@ def split(prep: Prepared, share: float, most: int) -> Prepared:
     if counts.max() <= 1:
         return prep
     src, k, nk = sharding.split_pieces(prep.task_k, prep.task_nk, counts)
-    out = replace(take(prep, src), task_k=k, task_nk=nk)
+    out = replace(take(prep, src), task_k=k, task_nk=nk,
+                  task_cost=(None if prep.task_cost is None
+                             else _piece_costs(prep, src, k, nk)))
     return take(out, np.argsort(-task_costs(out), kind="stable"))
 
 
 def shard_of(prep: Prepared, shard: str) -> tuple[Prepared, dict]:
-    """The tasks of shard ``shard`` ("i/n", :mod:`mbebench.shard`), balanced by the cost
-    :func:`prepare` orders them by (wedges + degree), still in that order, a task that
+    """The tasks of shard ``shard`` ("i/n", :mod:`mbebench.shard`), balanced by their
+    estimated cost (:func:`with_estimates`) and in that order, largest first, a task that
     costs more than a shard's share in pieces (:func:`split`); and the row's shard stats
     (tasks: pieces).  Everything else (the renumbered graph, twins) is the whole graph's: a
     task reads all of it."""
     i, n = sharding.parse(shard)
     if n > 1:
+        prep = with_estimates(prep)
         prep = split(prep, float(task_costs(prep).sum()) / n, n)
     costs = task_costs(prep)
     picked = sharding.select(costs, i, n)

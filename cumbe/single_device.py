@@ -120,11 +120,12 @@ class _Run:
 
 @launch.named_device_errors
 def run(graph: CSRGraph, opts: RunOptions | None = None,
-        prepared: Prepared | None = None) -> EngineResult:
+        prepared: Prepared | None = None, resident: dict | None = None) -> EngineResult:
     """Count and fingerprint the maximal bicliques of ``graph`` (the tasks of
     ``opts.shard``) on the current device; ``prepared``: this graph's preparation
     (:func:`prepare_for`), e.g. one for several shards (``prepare_s`` is then only the
-    shard's selection)."""
+    shard's selection); ``resident``: the graph's device copies kept across the shards of
+    one preparation (:func:`cumbe.buffers.allocate`)."""
     opts = opts or RunOptions()
     sim = sim_enabled()
     t0 = time.perf_counter()
@@ -140,7 +141,7 @@ def run(graph: CSRGraph, opts: RunOptions | None = None,
         return EngineResult(0, 0, 0.0, 0.0, stats)
     kern, planned = _plan(state, prep, needs)
     host, context = _kernel_inputs(state, prep, planned)
-    arrays, kernel_s, progress = _launch(state, kern, planned, host, context, prep)
+    arrays, kernel_s, progress = _launch(state, kern, planned, host, context, prep, resident)
     return _collect(state, arrays, kernel_s, progress, planned, stats, context)
 
 
@@ -345,14 +346,15 @@ def _kernel_inputs(state: _Run, prep: Prepared, planned: _Planned):
     return host, context
 
 
-def _launch(state: _Run, kern, planned: _Planned, host: dict, context: str, prep: Prepared):
+def _launch(state: _Run, kern, planned: _Planned, host: dict, context: str, prep: Prepared,
+            resident: dict | None = None):
     """Check the memory, copy the inputs, launch and wait (progress lines meanwhile)."""
     cuda, sim, plan = state.cuda, state.sim, planned.choice.plan
     t0 = time.perf_counter()
     free, cap = planned.free, state.opts.memory_cap
     launch.check_memory(planned.choice.bytes, free if cap is None else min(free, cap),
                         planned.total, state.label, context)
-    arrays = buffers.allocate(plan, host, cuda)
+    arrays = buffers.allocate(plan, host, cuda, resident=resident)
     n_tasks, task_cost = host["tasks"].size, host["task_cost"]
     nt0 = int(host["prm"][state.kernels.P_NT0])
     stealing = run_progress.Stealing(

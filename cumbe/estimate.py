@@ -1,0 +1,305 @@
+"""Estimated cost of the first-level tasks whose local graph is small: what the shards and
+the devices' queue balance by when one task may hold a large share of the work.
+
+A task's default cost is its wedges plus its degree (:func:`cumbe.prepare.task_costs`):
+the work of its first level.  Below the first level the work can grow exponentially in
+the local graph's density, and the wedge count does not see it: a crown S_n's first task
+holds half of its 2^n - 2 maximal bicliques, yet its wedges rate it at about 2/n of the
+crown, so a queue that trusts them never splits it and one device runs it alone.
+
+For a task whose neighbourhood L fits one 64-bit word and whose local candidates are few
+(:data:`MAX_L`, :data:`MAX_P`, :data:`MAX_Q`), :func:`task_costs` estimates the work of its
+whole subtree: the sum over its search-tree nodes of the node's list work, |L'| plus
+sum over the node's candidates y of |N(y) ∩ L'| (at the root: the degree plus the wedges,
+the default cost, so both kinds of estimate share one unit).  The tree is the
+enumeration's (candidates in the task's fixed level-0 order, a branch is kept when no
+earlier candidate or lower-ranked vertex covers its L', candidates whose lists hold L'
+join R); each level-0 branch's subtree is estimated by random paths (Knuth's estimator)
+that choose a child with probability 0.1 uniform, 0.9 in proportion to 2^|P'| (the bound
+on a subtree's size, met by a crown's: unbiased for any such choice, nearly exact on a
+crown, where the work doubles with each candidate).  Seeded per task: every process
+computes the same estimates.  Other tasks keep the default cost.
+"""
+
+from __future__ import annotations
+
+import functools
+import types
+
+import numpy as np
+
+from mbebench.jitcache import keyed
+
+MAX_L = 64  # the task's degree: L' as one 64-bit word
+MAX_P = 48  # level-0 candidates (higher ranked, not holding L)
+MAX_Q = 64  # lower-ranked vertices sharing a neighbour (they decide maximality)
+MAX_Q_VISITS = MAX_L * MAX_Q  # list entries of lower-ranked vertices read to gather the task
+PROBES = 8  # random paths per level-0 branch
+UNIFORM = 0.1  # the share of a path's choice made uniformly (bounds every weight)
+SEED = 20261127
+
+# numba.prange once compiled (_jit); range for the module's import
+prange = range
+
+
+def _local(offU, adjU, offV, adjV, v):
+    """The task of candidate rank ``v``: every other candidate sharing a neighbour with it,
+    as (ranks ascending, masks of N(y) ∩ L over L's positions); empty when the lower-ranked
+    side alone would read more than MAX_Q_VISITS list entries."""
+    d = offU[v + 1] - offU[v]
+    n = 0
+    nq = 0
+    for p in range(d):
+        x = adjU[offU[v] + p]
+        n += offV[x + 1] - offV[x]
+        # adjV's lists are sorted by rank: the lower-ranked ones come first
+        nq += np.searchsorted(adjV[offV[x]:offV[x + 1]], v)
+    if nq > MAX_Q_VISITS:
+        return np.empty(0, np.int64), np.empty(0, np.uint64)
+    ys = np.empty(n, np.int64)
+    bits = np.empty(n, np.uint64)
+    k = 0
+    for p in range(d):
+        x = adjU[offU[v] + p]
+        for e in range(offV[x], offV[x + 1]):
+            ys[k] = adjV[e]
+            bits[k] = np.uint64(1) << np.uint64(p)
+            k += 1
+    o = np.argsort(ys)
+    ranks = np.empty(n, np.int64)
+    masks = np.zeros(n, np.uint64)
+    m = -1
+    last = -1
+    for i in o:
+        y = ys[i]
+        if y == v:
+            continue
+        if y != last:
+            m += 1
+            ranks[m] = y
+            last = y
+        masks[m] |= bits[i]
+    return ranks[:m + 1], masks[:m + 1]
+
+
+def _popc(x):
+    c = 0
+    while x:
+        x &= x - np.uint64(1)
+        c += 1
+    return c
+
+
+def _sub_work(pm, qm, lmask, probes, branch_p, branch_q):
+    """Estimated work of the subtree of a node (its L, candidates ``pm`` in order, covering
+    set ``qm``), by ``probes`` random paths; ``branch_p``/``branch_q``: scratch."""
+    total = 0.0
+    for _ in range(probes):
+        L = lmask
+        P = pm.copy()
+        Q = qm.copy()
+        weight = 1.0
+        est = 0.0
+        while True:
+            f = _popc(L)
+            for y in P:
+                f += _popc(y & L)
+            est += weight * f
+            n = P.size
+            if n == 0:
+                break
+            # each child's size exponent (|P'|), or -1 when it is not maximal
+            sizes = np.full(n, -1, np.int64)
+            nvalid = 0
+            gsum = 0.0
+            for i in range(n):
+                Lc = L & P[i]
+                ok = True
+                for q in Q:
+                    if (q & Lc) == Lc:
+                        ok = False
+                        break
+                if ok:
+                    for j in range(i):
+                        if (P[j] & Lc) == Lc:
+                            ok = False
+                            break
+                if not ok:
+                    continue
+                c = 0
+                for j in range(i + 1, n):
+                    m = P[j] & Lc
+                    if m != 0 and m != Lc:
+                        c += 1
+                sizes[i] = c
+                nvalid += 1
+                gsum += 2.0 ** min(c, 60)
+            if nvalid == 0:
+                break
+            r = np.random.random()
+            acc = 0.0
+            pick = -1
+            prob = 0.0
+            for i in range(n):
+                if sizes[i] < 0:
+                    continue
+                p = UNIFORM / nvalid + (1.0 - UNIFORM) * (2.0 ** min(sizes[i], 60)) / gsum
+                acc += p
+                pick = i
+                prob = p
+                if r < acc:
+                    break
+            weight /= prob
+            Lc = L & P[pick]
+            npn = 0
+            for j in range(pick + 1, n):
+                m = P[j] & Lc
+                if m != 0 and m != Lc:
+                    branch_p[npn] = P[j]
+                    npn += 1
+            nq = 0
+            for q in Q:
+                if (q & Lc) != 0:
+                    branch_q[nq] = q
+                    nq += 1
+            for j in range(pick):
+                if (P[j] & Lc) != 0:
+                    branch_q[nq] = P[j]
+                    nq += 1
+            L = Lc
+            P = branch_p[:npn].copy()
+            Q = branch_q[:nq].copy()
+        total += est
+    return total / probes
+
+
+def _estimate(offU, adjU, offV, adjV, tasks, probes, seed, cost, count, branch_cost):
+    """cost[t]: the estimated work of task t (-1: not estimated); its level-0 branches'
+    estimates, in the task's fixed order, at branch_cost[t, :count[t]]."""
+    n_u = offU.shape[0] - 1
+    nt = tasks.shape[0]
+    for t in prange(nt):
+        cost[t] = -1.0
+        count[t] = 0
+        v = tasks[t]
+        d = offU[v + 1] - offU[v]
+        if d < 1 or d > MAX_L:
+            continue
+        ranks, masks = _local(offU, adjU, offV, adjV, v)
+        if ranks.size == 0:
+            continue
+        full = ~np.uint64(0) if d == 64 else (np.uint64(1) << np.uint64(d)) - np.uint64(1)
+        nP = 0
+        nQ = 0
+        for k in range(len(ranks)):
+            if ranks[k] > v:
+                if masks[k] != full:
+                    nP += 1
+            else:
+                nQ += 1
+        if nP > MAX_P or nQ > MAX_Q:
+            continue
+        pm = np.empty(nP, np.uint64)
+        key = np.empty(nP, np.int64)
+        qm = np.empty(nQ, np.uint64)
+        a = 0
+        b = 0
+        for k in range(len(ranks)):
+            if ranks[k] > v:
+                if masks[k] != full:
+                    pm[a] = masks[k]
+                    # the fixed level-0 order: |N(y) ∩ L|, then the vertex
+                    key[a] = _popc(masks[k]) * (n_u + 1) + ranks[k]
+                    a += 1
+            else:
+                qm[b] = masks[k]
+                b += 1
+        o = np.argsort(key)
+        pm = pm[o]
+        np.random.seed(seed + v)
+        branch_p = np.empty(nP + 1, np.uint64)
+        branch_q = np.empty(nP + nQ + 1, np.uint64)
+        root = _popc(full)
+        for y in pm:
+            root += _popc(y)
+        total = float(root)
+        for i in range(nP):
+            Lc = full & pm[i]
+            ok = True
+            for q in qm:
+                if (q & Lc) == Lc:
+                    ok = False
+                    break
+            if ok:
+                for j in range(i):
+                    if (pm[j] & Lc) == Lc:
+                        ok = False
+                        break
+            w = 0.0
+            if ok:
+                sp = np.empty(nP, np.uint64)
+                npn = 0
+                for j in range(i + 1, nP):
+                    m = pm[j] & Lc
+                    if m != 0 and m != Lc:
+                        sp[npn] = pm[j]
+                        npn += 1
+                if npn == 0:  # a leaf: its own list work, nothing to sample
+                    branch_cost[t, i] = _popc(Lc)
+                    total += _popc(Lc)
+                    continue
+                sq = np.empty(nP + nQ, np.uint64)
+                nq = 0
+                for q in qm:
+                    if (q & Lc) != 0:
+                        sq[nq] = q
+                        nq += 1
+                for j in range(i):
+                    if (pm[j] & Lc) != 0:
+                        sq[nq] = pm[j]
+                        nq += 1
+                w = _sub_work(sp[:npn].copy(), sq[:nq].copy(), Lc, probes, branch_p, branch_q)
+            branch_cost[t, i] = w
+            total += w
+        count[t] = nP
+        cost[t] = total
+
+
+@functools.cache
+def _jit() -> types.SimpleNamespace:
+    """The numba functions above, compiled or loaded from numba's cache on first use."""
+    import numba
+
+    globals()["prange"] = numba.prange
+    jit = numba.njit(cache=True)
+    g = globals()
+    for name in ("_local", "_popc", "_sub_work"):
+        g[name] = keyed(jit(g[name]))
+    return types.SimpleNamespace(
+        estimate=keyed(numba.njit(cache=True, parallel=True)(_estimate)))
+
+
+def candidates(prep) -> np.ndarray:
+    """Indices of the tasks whose local graph may be small enough to estimate (a bound from
+    the preparation's counts; :func:`task_costs` checks the rest)."""
+    d = prep.task_deg
+    return np.flatnonzero((d >= 1) & (d <= MAX_L) & (prep.task_wedges <= MAX_P * d))
+
+
+def task_costs(prep) -> tuple[np.ndarray, dict]:
+    """Every task's estimated work (its default cost, wedges + degree, where the estimate
+    does not apply) and, for each estimated task (by index), the estimates of its level-0
+    branches in its fixed order.  Tasks in pieces are estimated whole."""
+    cost = (prep.task_wedges + prep.task_deg).astype(np.float64)
+    sel = candidates(prep)
+    if sel.size == 0:
+        return cost, {}
+    est = np.empty(sel.size, np.float64)
+    count = np.zeros(sel.size, np.int64)
+    branch = np.zeros((sel.size, MAX_P), np.float64)
+    _jit().estimate(prep.offU, prep.adjU, prep.offV, prep.adjV,
+                    np.ascontiguousarray(prep.tasks[sel], dtype=np.int64), PROBES, SEED, est,
+                    count, branch)
+    ok = est >= 0
+    cost[sel[ok]] = np.maximum(est[ok], cost[sel[ok]])
+    return cost, {int(sel[k]): branch[k, :count[k]].copy() for k in np.flatnonzero(ok)}
