@@ -410,7 +410,8 @@ class DevicePool(WorkerPool):
         stats = {
             "variant": opts.variant, "k": opts.k, "threads": opts.threads, "side": r0["side"],
             "instrumented": opts.instrument,
-            "n_tasks": r0["n_tasks"], "n_twins": r0["n_twins"], "task_pieces": r0["task_pieces"],
+            "n_tasks": r0["n_tasks"], "n_twins": r0["n_twins"],
+            "task_pieces": r0.get("task_pieces", 0),
             "device": (f"{len(ids)} x {names[0]}" if len(set(names)) == 1
                        else " + ".join(names)),
             "device_count": len(ids), "devices": [per[d] for d in ids],

@@ -35,6 +35,10 @@ MAX_P = 48  # level-0 candidates (higher ranked, not holding L)
 MAX_Q = 64  # lower-ranked vertices sharing a neighbour (they decide maximality)
 MAX_Q_VISITS = MAX_L * MAX_Q  # list entries of lower-ranked vertices read to gather the task
 PROBES = 8  # random paths per level-0 branch
+# the costliest tasks are estimated again with more paths: the estimate of a crown-like
+# subtree is heavy-tailed (a few paths carry it), and these tasks decide the balance
+REFINE_TASKS = 16
+REFINE_PROBES = 128
 UNIFORM = 0.1  # the share of a path's choice made uniformly (bounds every weight)
 SEED = 20261127
 
@@ -300,6 +304,16 @@ def task_costs(prep) -> tuple[np.ndarray, dict]:
     _jit().estimate(prep.offU, prep.adjU, prep.offV, prep.adjV,
                     np.ascontiguousarray(prep.tasks[sel], dtype=np.int64), PROBES, SEED, est,
                     count, branch)
+    top = np.argsort(-est, kind="stable")[:REFINE_TASKS]
+    top = top[est[top] >= 0]
+    if top.size:
+        e2 = np.empty(top.size, np.float64)
+        c2 = np.zeros(top.size, np.int64)
+        b2 = np.zeros((top.size, MAX_P), np.float64)
+        _jit().estimate(prep.offU, prep.adjU, prep.offV, prep.adjV,
+                        np.ascontiguousarray(prep.tasks[sel[top]], dtype=np.int64),
+                        REFINE_PROBES, SEED + 1, e2, c2, b2)
+        est[top], count[top], branch[top] = e2, c2, b2
     ok = est >= 0
     cost[sel[ok]] = np.maximum(est[ok], cost[sel[ok]])
     return cost, {int(sel[k]): branch[k, :count[k]].copy() for k in np.flatnonzero(ok)}

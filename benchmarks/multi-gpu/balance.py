@@ -1,29 +1,14 @@
-"""cuMBE on 1, 2 and 4 GPUs of one node on skewed graphs (issue 31 item 2: 4 GPUs >= 3.6x,
-2 GPUs >= 1.9x).
+"""cuMBE on 1, 2 and 4 GPUs of one node on skewed graphs: a crown union with one dominant
+component (its count known exactly) and movielens-10m_ui tiled (README.md, "Skewed graphs").
 
     python3 benchmarks/multi-gpu/balance.py --out DIR [--budget 390] [--archives DIR]
     MGPU_TINY=1 python3 benchmarks/multi-gpu/balance.py --out DIR    # dry run: the simulator
 
-Graphs:
-
-* ``crowns``: a union of crown graphs with one dominant component (default S_31 + S_29 +
-  S_28 + ... + S_20: 3.2e9 maximal bicliques, 2/3 of them in S_31, whose first task holds
-  half of it).  Its count is known exactly: the sum of 2**n - 2.
-* ``tiled``: movielens-10m_ui tiled ``--tile`` times (default 200, 1 % of the edges rewired
-  between copies; benchmarks/scale/scale.py's tile), from the KONECT archive
-  ``download.tsv.movielens-10m_ui.tar.bz2`` in ``--archives`` (default: the first of
-  shared/konect-mirror, /work/shared/konect-mirror and konect-mirror beside the repository
-  that holds it).  Without it the tiled graph is skipped (recorded as such).
-
-Steps, within ``--budget`` seconds: compile every build a run may launch into numba's cache
-(benchmarks/gpu/warm.py --jobs 16: the plain and the pieces build) while the graphs are
-made, start one worker per GPU (cumbe.devices.DevicePool), then per graph: 1 GPU (one
-kernel), 2 GPUs and 4 GPUs (``--spd`` shards per device from one queue), and 4 GPUs with
-``--spd-extra-tiled`` (2) and ``--spd-extra-crowns`` (8) shards per device too: what a
-shard's launch costs against what more, smaller shards balance.  Checks: counts and fingerprints
-equal across the runs of a graph, the crowns' count exact, 4 GPUs >= 3.6x and 2 GPUs >= 1.9x
-the 1-GPU time.  Writes DIR/results.jsonl (one line per run: time, per-device busy seconds,
-every shard's device, seconds, host setup seconds, pieces) and DIR/results.md.
+Within ``--budget`` seconds: the builds into numba's cache while the graphs are made, one
+worker per GPU (cumbe.devices.DevicePool), then per graph 1, 2 and 4 GPUs (``--spd`` shards
+per device) and 4 GPUs with ``--spd-extra-*`` shards per device.  Checks: equal counts and
+fingerprints, the crowns' count exact, 4 GPUs >= 3.6x and 2 GPUs >= 1.9x one GPU.  Writes
+DIR/results.jsonl (one line per run, every shard's device and seconds) and DIR/results.md.
 """
 
 from __future__ import annotations
@@ -47,12 +32,9 @@ TARGETS = {2: 1.9, 4: 3.6}
 ARCHIVE = "download.tsv.movielens-10m_ui.tar.bz2"
 # numba's first calls of the host code (preparation, split, spread, shard partition), cached
 HOST_WARM = ("import sys; sys.path[:0] = ['.', 'benchmarks']; import numpy as np, standins; "
-             "from cumbe.engine import prepare_for, task_needs; "
-             "from cumbe.prepare import split, with_estimates; "
-             "from mbebench.shard import assign, assign_weighted; "
-             "p = with_estimates(prepare_for(standins.crown(6))); task_needs(p, p.rs); "
-             "s = split(p, 1.0, 2); assign(np.ones(3), 2); "
-             "assign_weighted(np.ones(3), np.ones(2))")
+             "from cumbe.engine import prepare_for, task_needs; from cumbe.prepare import split, "
+             "with_estimates; from mbebench.shard import assign_weighted as a; p = with_estimates("
+             "prepare_for(standins.crown(6))); task_needs(p, 1); split(p, 1, 2); a([1.0], [1, 1])")
 
 
 def log(*a) -> None:
