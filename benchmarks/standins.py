@@ -280,15 +280,21 @@ def crown_union(n: int, copies: int) -> CSRGraph:
     """``copies`` disjoint crowns S_n (copy c on the vertices c*n .. c*n + n - 1 of each
     side): ``copies * crown_bicliques(n)`` maximal bicliques, in first-level tasks no larger
     than one crown's."""
-    n, copies = int(n), int(copies)
-    if n < 2:
-        raise ValueError(f"the crown graph needs n >= 2, not {n}")
-    if copies < 1:
+    if int(copies) < 1:
         raise ValueError(f"a crown union needs at least one copy, not {copies}")
-    i, j = np.nonzero(~np.eye(n, dtype=bool))
-    off = np.repeat(np.arange(copies, dtype=np.int64) * n, i.size)
-    return _csr(np.tile(i.astype(np.int64), copies) + off,
-                np.tile(j.astype(np.int64), copies) + off, n * copies, n * copies)
+    return crowns([int(n)] * int(copies))
+
+
+def crowns(sizes) -> CSRGraph:
+    """Disjoint crowns S_n for n in ``sizes``, in turn on both sides' vertices (one dominant
+    component first: the multi-GPU benchmark's skewed graph)."""
+    sizes = [int(n) for n in sizes]
+    if not sizes or min(sizes) < 2:
+        raise ValueError(f"every crown graph needs n >= 2, not {sizes}")
+    off = np.repeat(np.cumsum([0] + sizes[:-1]), [n * (n - 1) for n in sizes]).astype(np.int64)
+    i, j = (np.concatenate(x).astype(np.int64)
+            for x in zip(*(np.nonzero(~np.eye(n, dtype=bool)) for n in sizes)))
+    return _csr(i + off, j + off, sum(sizes), sum(sizes))
 
 
 def crown_bicliques(n: int) -> int:

@@ -46,44 +46,41 @@ SEED = 20261127
 prange = range
 
 
-def _local(offU, adjU, offV, adjV, v):
-    """The task of candidate rank ``v``: every other candidate sharing a neighbour with it,
-    as (ranks ascending, masks of N(y) ∩ L over L's positions); empty when the lower-ranked
-    side alone would read more than MAX_Q_VISITS list entries."""
+def _side(offU, adjU, offV, adjV, v, upper, most):
+    """The candidates of the task of rank ``v`` on one side of it (``upper``: higher ranks,
+    the P side; else lower, the Q side) as (ranks ascending, masks of N(y) ∩ L over L's
+    positions), after a flag that is False when the side reads more than ``most`` list
+    entries (and the arrays are empty)."""
     d = offU[v + 1] - offU[v]
     n = 0
-    nq = 0
     for p in range(d):
         x = adjU[offU[v] + p]
-        n += offV[x + 1] - offV[x]
-        # adjV's lists are sorted by rank: the lower-ranked ones come first
-        nq += np.searchsorted(adjV[offV[x]:offV[x + 1]], v)
-    if nq > MAX_Q_VISITS:
-        return np.empty(0, np.int64), np.empty(0, np.uint64)
-    ys = np.empty(n, np.int64)
-    bits = np.empty(n, np.uint64)
+        # adjV's lists are sorted by rank: v splits each into its lower and higher part
+        lo = np.searchsorted(adjV[offV[x]:offV[x + 1]], v)
+        n += (offV[x + 1] - offV[x] - lo) if upper else lo
+    if n > most:
+        return False, np.empty(0, np.int64), np.empty(0, np.uint64)
+    keys = np.empty(n, np.int64)  # rank * 64 + position in L: one sort groups by rank
     k = 0
     for p in range(d):
         x = adjU[offU[v] + p]
-        for e in range(offV[x], offV[x + 1]):
-            ys[k] = adjV[e]
-            bits[k] = np.uint64(1) << np.uint64(p)
-            k += 1
-    o = np.argsort(ys)
-    ranks = np.empty(n, np.int64)
-    masks = np.zeros(n, np.uint64)
+        lo = offV[x] + np.searchsorted(adjV[offV[x]:offV[x + 1]], v)
+        a, b = (lo, offV[x + 1]) if upper else (offV[x], lo)
+        for e in range(a, b):
+            if adjV[e] != v:
+                keys[k] = np.int64(adjV[e]) * 64 + p
+                k += 1
+    keys = np.sort(keys[:k])
+    ranks = np.empty(k, np.int64)
+    masks = np.zeros(k, np.uint64)
     m = -1
-    last = -1
-    for i in o:
-        y = ys[i]
-        if y == v:
-            continue
-        if y != last:
+    for key in keys:
+        y = key >> 6
+        if m < 0 or ranks[m] != y:
             m += 1
             ranks[m] = y
-            last = y
-        masks[m] |= bits[i]
-    return ranks[:m + 1], masks[:m + 1]
+        masks[m] |= np.uint64(1) << np.uint64(key & 63)
+    return True, ranks[:m + 1], masks[:m + 1]
 
 
 def _popc(x):
@@ -189,35 +186,30 @@ def _estimate(offU, adjU, offV, adjV, tasks, probes, seed, cost, count, branch_c
         d = offU[v + 1] - offU[v]
         if d < 1 or d > MAX_L:
             continue
-        ranks, masks = _local(offU, adjU, offV, adjV, v)
-        if ranks.size == 0:
-            continue
         full = ~np.uint64(0) if d == 64 else (np.uint64(1) << np.uint64(d)) - np.uint64(1)
-        nP = 0
-        nQ = 0
-        for k in range(len(ranks)):
-            if ranks[k] > v:
-                if masks[k] != full:
-                    nP += 1
-            else:
-                nQ += 1
-        if nP > MAX_P or nQ > MAX_Q:
+        # the P side first: most tasks of a large sparse graph stop here
+        ok, ranks, masks = _side(offU, adjU, offV, adjV, v, True, MAX_P * MAX_L)
+        if not ok:
             continue
+        nP = 0
+        for k in range(ranks.size):
+            if masks[k] != full:  # a candidate holding all of L joins R
+                nP += 1
+        if nP > MAX_P:
+            continue
+        ok, qranks, qm = _side(offU, adjU, offV, adjV, v, False, MAX_Q_VISITS)
+        if not ok or qm.size > MAX_Q:
+            continue
+        nQ = qm.size
         pm = np.empty(nP, np.uint64)
         key = np.empty(nP, np.int64)
-        qm = np.empty(nQ, np.uint64)
         a = 0
-        b = 0
-        for k in range(len(ranks)):
-            if ranks[k] > v:
-                if masks[k] != full:
-                    pm[a] = masks[k]
-                    # the fixed level-0 order: |N(y) ∩ L|, then the vertex
-                    key[a] = _popc(masks[k]) * (n_u + 1) + ranks[k]
-                    a += 1
-            else:
-                qm[b] = masks[k]
-                b += 1
+        for k in range(ranks.size):
+            if masks[k] != full:
+                pm[a] = masks[k]
+                # the fixed level-0 order: |N(y) ∩ L|, then the vertex
+                key[a] = _popc(masks[k]) * (n_u + 1) + ranks[k]
+                a += 1
         o = np.argsort(key)
         pm = pm[o]
         np.random.seed(seed + v)
@@ -277,7 +269,7 @@ def _jit() -> types.SimpleNamespace:
     globals()["prange"] = numba.prange
     jit = numba.njit(cache=True)
     g = globals()
-    for name in ("_local", "_popc", "_sub_work"):
+    for name in ("_side", "_popc", "_sub_work"):
         g[name] = keyed(jit(g[name]))
     return types.SimpleNamespace(
         estimate=keyed(numba.njit(cache=True, parallel=True)(_estimate)))

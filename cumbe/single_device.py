@@ -355,6 +355,8 @@ def _launch(state: _Run, kern, planned: _Planned, host: dict, context: str, prep
     launch.check_memory(planned.choice.bytes, free if cap is None else min(free, cap),
                         planned.total, state.label, context)
     arrays = buffers.allocate(plan, host, cuda, resident=resident)
+    # the copies apart from the progress readers' pinned buffers and streams
+    t0 = state.timed("copies", t0)
     n_tasks, task_cost = host["tasks"].size, host["task_cost"]
     nt0 = int(host["prm"][state.kernels.P_NT0])
     stealing = run_progress.Stealing(
@@ -365,7 +367,7 @@ def _launch(state: _Run, kern, planned: _Planned, host: dict, context: str, prep
         run_progress.device_reader(arrays["prog"], cuda, sim), n_tasks, int(task_cost.sum()),
         state.label, stealing=stealing,
         shard=None if state.opts.shard == sharding.WHOLE else state.opts.shard)
-    state.timed("copies", t0)
+    state.timed("progress_setup", t0)
     if sim:
         state.kernels.SIM_WARPS.reset()
     switch = sys.getswitchinterval()

@@ -124,12 +124,16 @@ def load(folder: str | Path, n: int, *, dataset: str, run_id: str) -> list[dict]
         rows.append(row)
     # the same parameters and graph give every shard the same task list; another engine
     # version on one machine might not, and its shards would not be a partition
-    totals = {(r.get("stats") or {}).get("total_tasks") for r in rows if r["status"] == "ok"}
+    ok = [r.get("stats") or {} for r in rows if r["status"] == "ok"]
+    totals = {st.get("total_tasks") for st in ok}
     totals.discard(None)
-    if len(totals) > 1:
+    # an engine that records its partition's digest (cuMBE) in one shard must in every one
+    parts = {st.get("partition") for st in ok} if any("partition" in st for st in ok) else set()
+    if len(totals) > 1 or len(parts) > 1:
+        what = (f"total_tasks {sorted(totals)}" if len(totals) > 1
+                else f"partitions {sorted(map(str, parts))}")
         raise GatherError(f"dataset {dataset!r} run {run_id}: the shards partitioned different "
-                          f"task lists (total_tasks {sorted(totals)}); delete {folder} "
-                          "to run the shards again")
+                          f"task lists ({what}); delete {folder} to run the shards again")
     return rows
 
 

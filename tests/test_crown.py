@@ -55,6 +55,16 @@ def test_a_crown_union_is_disjoint_crowns():
         assert count_and_fingerprint(g)[0] == copies * standins.crown_bicliques(n)
     with pytest.raises(ValueError, match="one copy"):
         standins.crown_union(4, 0)
+    # crowns of different sizes, one after another on both sides
+    sizes = [5, 2, 4]
+    g = standins.crowns(sizes)
+    left, right = g.edges()
+    first = np.repeat(np.cumsum([0] + sizes[:-1]), sizes)  # each vertex's crown's first id
+    assert g.n_edges == sum(n * (n - 1) for n in sizes)
+    assert np.all(first[left] == first[right]) and not np.any(left == right)
+    assert count_and_fingerprint(g)[0] == sum(standins.crown_bicliques(n) for n in sizes)
+    with pytest.raises(ValueError, match="n >= 2"):
+        standins.crowns([3, 1])
 
 
 @pytest.mark.slow  # crown graphs up to S_16 through both CPU engines and a pool

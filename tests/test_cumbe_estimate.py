@@ -7,21 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mbebench.csr import from_edges
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-from standins import crown_union  # noqa: E402
-
-
-def _crowns(ns):
-    """Disjoint crowns S_n for n in ns (on both sides' vertices in turn)."""
-    left, right, off = [], [], 0
-    for n in ns:
-        i, j = np.nonzero(~np.eye(n, dtype=bool))
-        left.append(i + off)
-        right.append(j + off)
-        off += n
-    return from_edges(np.concatenate(left), np.concatenate(right), off, off)
+from standins import crown_union, crowns  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -29,7 +16,7 @@ def union():
     from cumbe import single_device
 
     ns = [14, 12, 11, 10, 9, 8]
-    return ns, single_device.prepare_for(_crowns(ns))
+    return ns, single_device.prepare_for(crowns(ns))
 
 
 def test_a_crowns_first_task_is_estimated_near_its_true_share(union):

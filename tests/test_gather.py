@@ -37,6 +37,7 @@ def _row(i, n, *, status="ok", count=10, fp=1, algo=(1.0,), params=None, **extra
         "compile_s": 0.3, "peak_rss_bytes": 100 + i, "graph": {"n_left": 3, "n_right": 3,
                                                                 "n_edges": 5},
         "stats": {"shard": f"{i}/{n}", "shard_tasks": 2, "total_tasks": 6, "nodes": 7,
+                  "partition": "a" * 16,
                   "worker_busy_s": [0.1 * (i + 1)], "side": "left"},
         "host": {"hostname": f"node{i}"}, "env": {"cpu_model": "x"},
         "started_at": f"2026-01-01T00:00:0{i}+00:00",
@@ -100,6 +101,8 @@ def test_all_shards_skipped_or_unavailable_is_that(status):
     (lambda r: r.update(repeats=5), "repeats"),
     (lambda r: r["params"].update(shard="0/3"), "holds shard 0/3"),
     (lambda r: r["stats"].update(total_tasks=7), "different task lists"),
+    (lambda r: r["stats"].update(partition="b" * 16), "partitions"),
+    (lambda r: r["stats"].pop("partition"), "partitions"),
 ])
 def test_shards_of_two_run_plans_are_refused(tmp_path, change, text):
     rows = [_row(i, 3) for i in range(3)]

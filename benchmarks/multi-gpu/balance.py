@@ -49,24 +49,11 @@ def archives_dir(given: str | None) -> Path | None:
     return next((d for d in cands if (d / ARCHIVE).is_file()), None)
 
 
-def crown_union(ns):
-    import numpy as np
-
-    from mbebench.csr import from_edges
-
-    l, r, off = [], [], 0
-    for n in ns:
-        i, j = np.nonzero(~np.eye(n, dtype=bool))
-        l.append(i + off)
-        r.append(j + off)
-        off += n
-    return from_edges(np.concatenate(l), np.concatenate(r), off, off)
-
-
 def make_graphs(a, gdir: Path) -> dict:
     """name -> {"path", "expected" (crowns) or "skip" (why not)}."""
     import numpy as np
 
+    import standins
     from mbebench.csr import from_edges, read_csr, write_csr
     from scale.scale import tile
 
@@ -75,7 +62,7 @@ def make_graphs(a, gdir: Path) -> dict:
     out = {}
     name = f"crowns-{ns[0]}+{len(ns) - 1}"
     path = gdir / f"{name}.csr"
-    write_csr(crown_union(ns), path)
+    write_csr(standins.crowns(ns), path)
     out[name] = {"path": str(path), "expected": sum(2**n - 2 for n in ns), "kind": "crowns"}
     name = f"{'random' if a.tiny else 'movielens-10m_ui'}-x{a.tile}"
     path = gdir / f"{name}.csr"
@@ -117,6 +104,8 @@ def record(name: str, info: dict, r, g, spd: int) -> dict:
         "max_task_cost_share": st["max_task_cost_share"], "n_tasks": st["n_tasks"],
         "max_shard_s": max((x["seconds"] for x in lay), default=0.0),
         "shard_setup_s": sum(x.get("setup_s") or 0.0 for x in lay),
+        "shard_host_s": {k: round(sum((x.get("host_s") or {}).get(k, 0.0) for x in lay), 3)
+                         for k in {k for x in lay for k in (x.get("host_s") or {})}},
         # shard, device, start s, seconds, kernel s, host setup s, count, tasks, est. share
         "shard_layout": [[x["shard"], x["device"], round(x["start_s"], 3),
                           round(x["seconds"], 3), round(x["kernel_s"], 3),
