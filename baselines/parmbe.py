@@ -121,12 +121,15 @@ def run(
                 tmpdir = tempfile.mkdtemp(prefix="parmbe-")
                 path = os.path.join(tmpdir, "graph.csr")
                 write_csr(graph, path)
-            if own:
-                start_server()  # the server warms up while this process does (below)
-            parent_compile = _parent_warm()
-            if own:
-                with progress.phase("starting workers"):
-                    pool = ParMBEPool(nproc)
+            # the runner's line thread stops while the pool starts, so that the workers can
+            # be forks of this process, which has the kernels loaded (parmbe_pool.fork_safe)
+            with progress.paused() if own else contextlib.nullcontext():
+                if own:
+                    start_server()  # a forkserver (if forks are unsound) warms up meanwhile
+                parent_compile = _parent_warm()
+                if own:
+                    with progress.phase("starting workers"):
+                        pool = ParMBEPool(nproc)
             try:
                 plan, plan_s, count, fp, ex, algo = _plan_and_execute(
                     pool, graph, path, u_is_left, nproc, split_threshold, max_split,

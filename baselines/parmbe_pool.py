@@ -6,8 +6,9 @@ take the tasks of a plan (:mod:`baselines.parmbe_plan`) in order.
   numba's threading layer not started), the parent loads the kernels and forks the
   workers itself (0.2 s for 16 workers on 2 cores, against 0.6-0.7 s through a
   forkserver, whose new interpreter imports numba and loads the kernels again);
-  otherwise (a progress thread runs, as under the runner) the "forkserver" start
-  method: the server imports ParMBE and warms its kernels once
+  (under the runner, :func:`baselines.parmbe.run` pauses the line thread while the
+  pool starts: :func:`mbebench.progress.paused`); otherwise (another thread runs) the
+  "forkserver" start method: the server imports ParMBE and warms its kernels once
   (:mod:`baselines.parmbe_preload`), so each worker, a fork of the single-threaded
   server, starts with them loaded; :func:`start_server` starts it early, so that
   its start overlaps the caller's own work.  Each worker checks the JIT on a tiny

@@ -300,6 +300,7 @@ class Run:
         self._lock = threading.RLock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._due: float | None = None  # the next line's time, kept across a pause
 
     @property
     def enabled(self) -> bool:
@@ -369,8 +370,9 @@ class Run:
 
     def _tick(self) -> None:
         step = max(self.every_s / SAMPLES_PER_LINE, MIN_SAMPLE_S)
-        due = self.t0 + self.every_s
-        while not self._stop.wait(max(min(step, due - self.clock()), 0.0)):
+        due = self._due if self._due is not None else self.t0 + self.every_s
+        stop = self._stop
+        while not stop.wait(max(min(step, due - self.clock()), 0.0)):
             try:
                 self.sample()
                 now = self.clock()
@@ -378,6 +380,7 @@ class Run:
                     if not self.held:
                         self.emit()
                     due += self.every_s * (1 + (now - due) // self.every_s)
+                self._due = due
             except Exception as e:  # noqa: BLE001 - a progress line must never end a run
                 # said once; the lines go on with the counters the engine last published
                 print(f"{self.engine}{MARK}(counters unreadable: {type(e).__name__}: {e})",
@@ -392,6 +395,26 @@ class Run:
                                             daemon=True)
             self._thread.start()
         return self
+
+    def pause(self) -> bool:
+        """Stop the line thread for a while (:func:`paused`); whether it stopped."""
+        if self._thread is None:
+            return True
+        self._stop.set()
+        self._thread.join(timeout=STOP_WAIT_S)
+        if self._thread.is_alive():  # stuck in a sampler: it stays, and so does its stop
+            return False
+        self._thread = None
+        self._stop = threading.Event()
+        return True
+
+    def resume(self) -> None:
+        """Start the line thread again after :meth:`pause`, on the same schedule (a line
+        due meanwhile comes at once)."""
+        if self.enabled and self._thread is None:
+            self._thread = threading.Thread(target=self._tick, name="mbebench-progress",
+                                            daemon=True)
+            self._thread.start()
 
     def stop(self) -> None:
         self._stop.set()
@@ -426,6 +449,20 @@ def repeat(engine: str, number: int, of: int, shard: str | None = None) -> Itera
             os.environ.pop(REPEAT_ENV, None)
         else:
             os.environ[REPEAT_ENV] = before
+
+
+@contextlib.contextmanager
+def paused() -> Iterator[None]:
+    """No line thread of the runner's run while inside, so that a fork of this process
+    copies its only thread (ParMBE forks its workers: a thread's held lock would stay held
+    in every child); lines go on after, on the same schedule."""
+    run = current()
+    stopped = run is not None and run.pause()
+    try:
+        yield
+    finally:
+        if stopped:
+            run.resume()
 
 
 @contextlib.contextmanager

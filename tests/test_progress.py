@@ -312,3 +312,47 @@ def test_a_failing_sampler_is_said_once_and_the_lines_go_on():
         run.stop()
     notes = [ln for ln in sink.lines if "counters unreadable: OSError: gone" in ln]
     assert len(notes) == 1 and sum(bool(LINE.match(ln)) for ln in sink.lines) >= 3, sink.lines
+
+
+def test_parmbe_under_the_runner_forks_its_workers_and_the_lines_go_on(monkeypatch, capsys):
+    """The runner's line thread pauses while ParMBE's pool starts, so the workers are forks
+    of the warmed parent (not a forkserver's), and the lines keep their schedule after."""
+    import threading
+
+    g = _graph(120, 130, 0.15, seed=3)
+    quiet = parmbe.run(g, processes=2)
+    monkeypatch.setenv(progress.INTERVAL_ENV, "0.2")
+    with progress.repeat("parmbe", 1, 1) as run:
+        assert threading.active_count() == 2  # the line thread
+        t0 = run.t0
+        r = parmbe.run(g, processes=2)
+        assert threading.active_count() == 2 and run.t0 == t0  # running again, same start
+        time.sleep(0.5)
+    assert r.stats["start_method"] == "fork"
+    assert (r.count, r.fingerprint) == (quiet.count, quiet.fingerprint)
+    stamps = [float(m["elapsed"]) for m in _lines(capsys.readouterr().err, "parmbe")]
+    assert stamps and stamps == sorted(stamps) and stamps[-1] >= 0.4, stamps
+
+
+def _wait_for(cond, limit_s: float = 5.0) -> bool:
+    end = time.monotonic() + limit_s
+    while not cond() and time.monotonic() < end:
+        time.sleep(0.01)
+    return cond()
+
+
+def test_a_paused_run_keeps_its_schedule():
+    """After a pause the next line comes when it was due, not at once (a restarted
+    schedule would print again right away)."""
+    run = progress.Run("x", every_s=1.0, stream=open(os.devnull, "w")).start()
+    try:
+        assert _wait_for(lambda: run.lines == 1)
+        with progress.paused():  # not the runner's run: nothing to pause
+            assert run._thread is not None
+        assert run.pause() and run._thread is None
+        run.resume()
+        time.sleep(0.1)
+        assert run.lines == 1 and run._thread is not None  # the next line is due at 2 s
+        assert _wait_for(lambda: run.lines == 2)
+    finally:
+        run.stop()
