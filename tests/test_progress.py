@@ -6,6 +6,7 @@ on, and they change no count."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -314,23 +315,44 @@ def test_a_failing_sampler_is_said_once_and_the_lines_go_on():
     assert len(notes) == 1 and sum(bool(LINE.match(ln)) for ln in sink.lines) >= 3, sink.lines
 
 
-def test_parmbe_under_the_runner_forks_its_workers_and_the_lines_go_on(monkeypatch, capsys):
-    """The runner's line thread pauses while ParMBE's pool starts, so the workers are forks
-    of the warmed parent (not a forkserver's), and the lines keep their schedule after."""
-    import threading
-
-    g = _graph(120, 130, 0.15, seed=3)
+_FORK_PROBE = """
+import json, os, threading, time
+import numpy as np
+from baselines import parmbe
+from mbebench import progress
+from mbebench.csr import from_edges
+def main():
+    left, right = np.nonzero(np.random.default_rng(3).random((120, 130)) < 0.15)
+    g = from_edges(left, right, 120, 130)
     quiet = parmbe.run(g, processes=2)
-    monkeypatch.setenv(progress.INTERVAL_ENV, "0.2")
+    os.environ[progress.INTERVAL_ENV] = "0.2"
     with progress.repeat("parmbe", 1, 1) as run:
-        assert threading.active_count() == 2  # the line thread
-        t0 = run.t0
+        before, t0 = threading.active_count(), run.t0
         r = parmbe.run(g, processes=2)
-        assert threading.active_count() == 2 and run.t0 == t0  # running again, same start
+        after, same = threading.active_count(), run.t0 == t0
         time.sleep(0.5)
-    assert r.stats["start_method"] == "fork"
-    assert (r.count, r.fingerprint) == (quiet.count, quiet.fingerprint)
-    stamps = [float(m["elapsed"]) for m in _lines(capsys.readouterr().err, "parmbe")]
+    print(json.dumps({"threads": [before, after], "same_start": same,
+                      "method": r.stats["start_method"],
+                      "equal": [r.count, r.fingerprint] == [quiet.count, quiet.fingerprint]}))
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_parmbe_under_the_runner_forks_its_workers_and_the_lines_go_on(tmp_path):
+    """The runner's line thread pauses while ParMBE's pool starts, so the workers are forks
+    of the warmed parent (not a forkserver's), and the lines keep their schedule after.  In
+    a process of its own: a test before it may have started numba's threading layer, after
+    which no fork is sound."""
+    script = tmp_path / "probe.py"  # a file: the pool's workers import the main module
+    script.write_text(_FORK_PROBE)
+    repo = HERE.parent
+    out = subprocess.run([sys.executable, str(script)], cwd=repo, capture_output=True,
+                         text=True, timeout=300, env={**os.environ, "PYTHONPATH": str(repo)})
+    assert out.returncode == 0, out.stderr[-2000:]
+    res = json.loads(out.stdout.strip().splitlines()[-1])
+    assert res == {"threads": [2, 2], "same_start": True, "method": "fork", "equal": True}
+    stamps = [float(m["elapsed"]) for m in _lines(out.stderr, "parmbe")]
     assert stamps and stamps == sorted(stamps) and stamps[-1] >= 0.4, stamps
 
 
