@@ -91,6 +91,48 @@ def _popc(x):
     return c
 
 
+def _work(L, P):
+    """A node's list work: |L'| plus, over its candidates y, |N(y) ∩ L'|."""
+    f = _popc(L)
+    for y in P:
+        f += _popc(y & L)
+    return f
+
+
+def _covered(Lc, P, i, Q):
+    """Whether candidate i's branch (its L' = ``Lc``) is not maximal: a vertex of ``Q`` or
+    an earlier candidate holds all of L'."""
+    for q in Q:
+        if (q & Lc) == Lc:
+            return True
+    for j in range(i):
+        if (P[j] & Lc) == Lc:
+            return True
+    return False
+
+
+def _child(Lc, P, i, Q, out_p, out_q):
+    """Candidate i's child: its candidates (the later ones that meet L' without holding
+    it: those join R) into ``out_p``, its covering set (``Q`` and the earlier candidates,
+    those that meet L') into ``out_q``; returns both counts."""
+    npn = 0
+    for j in range(i + 1, P.size):
+        m = P[j] & Lc
+        if m != 0 and m != Lc:
+            out_p[npn] = P[j]
+            npn += 1
+    nq = 0
+    for q in Q:
+        if (q & Lc) != 0:
+            out_q[nq] = q
+            nq += 1
+    for j in range(i):
+        if (P[j] & Lc) != 0:
+            out_q[nq] = P[j]
+            nq += 1
+    return npn, nq
+
+
 def _sub_work(pm, qm, lmask, probes, branch_p, branch_q):
     """Estimated work of the subtree of a node (its L, candidates ``pm`` in order, covering
     set ``qm``), by ``probes`` random paths; ``branch_p``/``branch_q``: scratch."""
@@ -102,10 +144,7 @@ def _sub_work(pm, qm, lmask, probes, branch_p, branch_q):
         weight = 1.0
         est = 0.0
         while True:
-            f = _popc(L)
-            for y in P:
-                f += _popc(y & L)
-            est += weight * f
+            est += weight * _work(L, P)
             n = P.size
             if n == 0:
                 break
@@ -115,17 +154,7 @@ def _sub_work(pm, qm, lmask, probes, branch_p, branch_q):
             gsum = 0.0
             for i in range(n):
                 Lc = L & P[i]
-                ok = True
-                for q in Q:
-                    if (q & Lc) == Lc:
-                        ok = False
-                        break
-                if ok:
-                    for j in range(i):
-                        if (P[j] & Lc) == Lc:
-                            ok = False
-                            break
-                if not ok:
+                if _covered(Lc, P, i, Q):
                     continue
                 c = 0
                 for j in range(i + 1, n):
@@ -152,21 +181,7 @@ def _sub_work(pm, qm, lmask, probes, branch_p, branch_q):
                     break
             weight /= prob
             Lc = L & P[pick]
-            npn = 0
-            for j in range(pick + 1, n):
-                m = P[j] & Lc
-                if m != 0 and m != Lc:
-                    branch_p[npn] = P[j]
-                    npn += 1
-            nq = 0
-            for q in Q:
-                if (q & Lc) != 0:
-                    branch_q[nq] = q
-                    nq += 1
-            for j in range(pick):
-                if (P[j] & Lc) != 0:
-                    branch_q[nq] = P[j]
-                    nq += 1
+            npn, nq = _child(Lc, P, pick, Q, branch_p, branch_q)
             L = Lc
             P = branch_p[:npn].copy()
             Q = branch_q[:nq].copy()
@@ -215,45 +230,18 @@ def _estimate(offU, adjU, offV, adjV, tasks, probes, seed, cost, count, branch_c
         np.random.seed(seed + v)
         branch_p = np.empty(nP + 1, np.uint64)
         branch_q = np.empty(nP + nQ + 1, np.uint64)
-        root = _popc(full)
-        for y in pm:
-            root += _popc(y)
-        total = float(root)
+        total = float(_work(full, pm))
+        sp = np.empty(nP, np.uint64)
+        sq = np.empty(nP + nQ, np.uint64)
         for i in range(nP):
             Lc = full & pm[i]
-            ok = True
-            for q in qm:
-                if (q & Lc) == Lc:
-                    ok = False
-                    break
-            if ok:
-                for j in range(i):
-                    if (pm[j] & Lc) == Lc:
-                        ok = False
-                        break
             w = 0.0
-            if ok:
-                sp = np.empty(nP, np.uint64)
-                npn = 0
-                for j in range(i + 1, nP):
-                    m = pm[j] & Lc
-                    if m != 0 and m != Lc:
-                        sp[npn] = pm[j]
-                        npn += 1
+            if not _covered(Lc, pm, i, qm):
+                npn, nq = _child(Lc, pm, i, qm, sp, sq)
                 if npn == 0:  # a leaf: its own list work, nothing to sample
                     branch_cost[t, i] = _popc(Lc)
                     total += _popc(Lc)
                     continue
-                sq = np.empty(nP + nQ, np.uint64)
-                nq = 0
-                for q in qm:
-                    if (q & Lc) != 0:
-                        sq[nq] = q
-                        nq += 1
-                for j in range(i):
-                    if (pm[j] & Lc) != 0:
-                        sq[nq] = pm[j]
-                        nq += 1
                 w = _sub_work(sp[:npn].copy(), sq[:nq].copy(), Lc, probes, branch_p, branch_q)
             branch_cost[t, i] = w
             total += w
@@ -269,7 +257,7 @@ def _jit() -> types.SimpleNamespace:
     globals()["prange"] = numba.prange
     jit = numba.njit(cache=True)
     g = globals()
-    for name in ("_side", "_popc", "_sub_work"):
+    for name in ("_side", "_popc", "_work", "_covered", "_child", "_sub_work"):
         g[name] = keyed(jit(g[name]))
     return types.SimpleNamespace(
         estimate=keyed(numba.njit(cache=True, parallel=True)(_estimate)))
