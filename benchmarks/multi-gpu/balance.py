@@ -27,10 +27,12 @@ for p in (str(REPO), str(REPO / "benchmarks")):
     if p not in sys.path:
         sys.path.insert(0, p)
 
+from bench import _commit  # noqa: E402 - beside this script: the measured tree's commit
+
 T0 = time.time()
 TARGETS = {2: 1.9, 4: 3.6}
 ARCHIVE = "download.tsv.movielens-10m_ui.tar.bz2"
-# numba's first calls of the host code (preparation, split, spread, shard partition), cached
+# numba's first calls of the host code (preparation, estimates, split, shard partition)
 HOST_WARM = ("import sys; sys.path[:0] = ['.', 'benchmarks']; import numpy as np, standins; "
              "from cumbe.engine import prepare_for, task_needs; from cumbe.prepare import split, "
              "with_estimates; from mbebench.shard import assign_weighted as a; p = with_estimates("
@@ -257,16 +259,6 @@ def main() -> int:
     problems = report(rows, out, a, meta)
     log(f"finished: {problems} problem(s)")
     return 0
-
-
-def _commit() -> str | None:
-    if os.environ.get("BENCH_COMMIT"):
-        return os.environ["BENCH_COMMIT"]
-    try:
-        return subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True,
-                              text=True, timeout=10).stdout.strip() or None
-    except Exception:  # noqa: BLE001
-        return None
 
 
 if __name__ == "__main__":
