@@ -315,15 +315,16 @@ def shard_of(prep: Prepared, shard: str) -> tuple[Prepared, dict]:
         prep = with_estimates(prep)
         prep = split(prep, float(task_costs(prep).sum()) / n, n)
     costs = task_costs(prep)
-    part = sharding.assign(costs, n) if n > 1 else np.zeros(costs.size, np.int64)
+    part = sharding.assign(costs, n)
     picked = np.flatnonzero(part == i)
     st = sharding.stats(shard, costs, picked)
-    # every shard computes the whole partition: its digest tells shards of one partition
-    # from those of another (an older estimate, another version) before they are added up
-    h = hashlib.sha256()
-    for a in (prep.tasks, prep.task_k, prep.task_nk, part):
-        h.update(np.ascontiguousarray(a, dtype=np.int64).tobytes())
-    st["partition"] = h.hexdigest()[:16]
+    if n > 1:  # (a whole run has nothing to add up: its start-up does not hash its tasks)
+        # every shard computes the whole partition: its digest tells shards of one partition
+        # from those of another (an older estimate, another version) before they are added up
+        h = hashlib.sha256()
+        for a in (prep.tasks, prep.task_k, prep.task_nk, part):
+            h.update(np.ascontiguousarray(a, dtype=np.int64).tobytes())
+        st["partition"] = h.hexdigest()[:16]
     return take(prep, picked), st
 
 
