@@ -496,6 +496,6 @@ def work(engine: str, total: int, cost_total: float, *, shard: str | None = None
     try:
         yield run
     finally:
-        run.end_work()
-        if own:
+        if own:  # its thread first: a line between the two would say "finishing"
             run.stop()
+        run.end_work()

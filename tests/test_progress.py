@@ -6,6 +6,7 @@ on, and they change no count."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
@@ -378,3 +379,22 @@ def test_a_paused_run_keeps_its_schedule():
         assert _wait_for(lambda: run.lines == 2)
     finally:
         run.stop()
+
+
+def test_an_engines_own_run_prints_no_line_after_its_search(monkeypatch):
+    """Outside the runner an engine's run ends with its search: its line thread stops
+    before the search's end is recorded, so no "finishing" line slips in between (it did
+    when the engine's process was descheduled there)."""
+    real = progress.Run.end_work
+
+    def descheduled(self):
+        real(self)
+        time.sleep(0.35)  # longer than an interval: the window a late stop left open
+
+    monkeypatch.setattr(progress.Run, "end_work", descheduled)
+    out = io.StringIO()
+    with progress.work("x", 4, 4.0, every_s=0.1, stream=out) as run:
+        run.update(1, 1.0, 5)
+        time.sleep(0.25)
+    bodies = [m["body"] for m in _lines(out.getvalue(), "x")]
+    assert bodies and all(WORK.match(b) for b in bodies), bodies
