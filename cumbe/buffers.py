@@ -103,18 +103,24 @@ def bytes_per_arena_word(plan: Plan) -> int:
 RESIDENT = ("offU", "adjU", "offV", "adjV", "orig")
 
 
-def allocate(plan: Plan, host: dict, cuda, driver=None, resident: dict | None = None) -> dict:
+def allocate(plan: Plan, host: dict, cuda, kept=None, budget: int | None = None) -> dict:
     """Device arrays for every buffer: ``host`` gives the graph buffers' contents;
     scratch is left uninitialised except ZEROED (the kernel initialises the rest).
-    ``resident``: device copies of RESIDENT buffers kept across launches (a device worker's
-    shards of one job), reused while ``host`` holds the same host arrays, else made."""
+    ``kept`` (:class:`cumbe.kept.Kept`, a device worker's shards of one job): the RESIDENT
+    copies are reused while ``host`` holds the same host arrays, every other buffer is a view
+    of a kept one with the room (within ``budget`` bytes in all)."""
     out = {}
+    if kept is not None and budget is not None:
+        kept.fit({b.name: int(np.prod(b.shape(plan))) * np.dtype(b.dtype).itemsize
+                  for b in SPEC if b.role != "view" and b.name not in RESIDENT}, budget)
     for b in SPEC:
         shape = b.shape(plan)
-        if resident is not None and b.name in RESIDENT:
-            kept = resident.get(b.name)
-            if kept is not None and kept[0] is host[b.name]:
-                out[b.name] = kept[1]
+        if b.role == "view":
+            continue
+        if kept is not None and b.name in RESIDENT:
+            held = kept.graph.get(b.name)
+            if held is not None and held[0] is host[b.name]:
+                out[b.name] = held[1]
                 continue
         if b.role == "graph":
             arr = np.ascontiguousarray(host[b.name], dtype=b.dtype)
@@ -122,11 +128,17 @@ def allocate(plan: Plan, host: dict, cuda, driver=None, resident: dict | None = 
                 arr = np.zeros(shape, b.dtype)
             if arr.shape != shape:
                 raise ValueError(f"buffer {b.name}: shape {arr.shape}, the spec says {shape}")
-            out[b.name] = cuda.to_device(arr)
-            if resident is not None and b.name in RESIDENT:
-                resident[b.name] = (host[b.name], out[b.name])
-        elif b.role == "view":
-            continue
+            if kept is None or b.name in RESIDENT:
+                out[b.name] = cuda.to_device(arr)
+                if kept is not None:
+                    kept.graph[b.name] = (host[b.name], out[b.name])
+            else:
+                out[b.name] = kept.array(cuda, b.name, shape, b.dtype)
+                out[b.name].copy_to_device(arr)
+        elif kept is not None:
+            out[b.name] = kept.array(cuda, b.name, shape, b.dtype)
+            if b.name in ZEROED:
+                out[b.name].copy_to_device(np.zeros(shape, b.dtype))
         elif b.name in ZEROED:
             out[b.name] = cuda.to_device(np.zeros(shape, b.dtype))
         else:

@@ -150,9 +150,10 @@ def _prepare_job(job: dict, cuda, sim: bool):
 def _run_shards(conn, graph, opts, base, assign, fault: str | None) -> None:
     """Run the shards the parent hands over, one launch each, until it sends None."""
     from cumbe import single_device
+    from cumbe.kept import Kept
     from cumbe.prepare import take
 
-    resident: dict = {}  # the graph's device copies, made by the first shard
+    kept = Kept()  # made by the first shard, reused by the next ones
     while True:
         s = conn.recv()
         if s is None:  # the job is over
@@ -164,7 +165,7 @@ def _run_shards(conn, graph, opts, base, assign, fault: str | None) -> None:
             if fault == "raise":
                 raise launch.LaunchError(f"{launch.graph_label(graph)}: test fault ({FAULT_ENV})")
             r = single_device.run(graph, opts, prepared=take(base, np.flatnonzero(assign == s)),
-                                  resident=resident)
+                                  kept=kept)
         except BaseException as e:  # noqa: BLE001 - the parent stops the job
             ours = isinstance(e, (launch.LaunchError, launch.DeviceMemoryError,
                                   launch.DeviceError))

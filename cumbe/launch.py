@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextvars
 import functools
 import math
-import os
 import time
 
 from mbebench import envvars
@@ -123,14 +122,15 @@ def hint(reason: str) -> str:
 
 
 def checked_launch(kernel, blocks: int, threads: int, args, *, cuda, what: str, device: str,
-                   events: bool = True, context: str = "", progress=None) -> float:
+                   events: bool = True, context: str = "", progress=None, kept=None) -> float:
     """Launch, wait for the kernel to finish, return its seconds (CUDA events, or
     host time when ``events`` is false, as in the simulator).  Any failure on the
     way is a :class:`LaunchError`: the caller has no result to read.  ``context``
     (the run's variant, arena and memory cap) and what to try end the message.
     ``progress`` (:class:`cumbe.progress.Progress`): while the kernel runs, wait for its
     end event and print progress lines (with events only: the simulator runs the
-    kernel within the launch call)."""
+    kernel within the launch call).  ``kept`` (:class:`cumbe.kept.Kept`): the stream and
+    events of an earlier launch, reused."""
     stage = "failed before launch"  # the first synchronize surfaces errors of the setup copies
     try:
         cuda.synchronize()
@@ -140,8 +140,11 @@ def checked_launch(kernel, blocks: int, threads: int, args, *, cuda, what: str, 
         if events:
             # a stream of its own: the progress reader copies the kernel's counters on
             # another one while it runs (the default stream would wait for the kernel)
-            stream = cuda.stream()
-            e0, e1 = cuda.event(), cuda.event()
+            if kept is None:
+                stream, e0, e1 = cuda.stream(), cuda.event(), cuda.event()
+            else:
+                stream = kept.stream(cuda, "kernel")
+                e0, e1 = kept.event(cuda, "start"), kept.event(cuda, "end")
             e0.record(stream)
             kernel[blocks, threads, stream](*args)
             stage = "failed while running"  # any later call may be the one to report a fault

@@ -251,16 +251,19 @@ class Progress:
                 "of_cost": self.total_cost, "bicliques": bicliques}
 
 
-def device_reader(prog, cuda, sim: bool = False):
+def device_reader(prog, cuda, sim: bool = False, kept=None):
     """A function that returns the progress counters, summed over the blocks' rows of the
     device array ``prog``, copied on a stream of its own into pinned memory: the kernel
     runs on another stream (:func:`cumbe.launch.checked_launch`), so the copy does not
     wait for it.  The simulator runs the kernel within its launch call: nothing to
-    overlap."""
+    overlap.  ``kept`` (:class:`cumbe.kept.Kept`): its pinned buffer and stream."""
     if sim:
         return lambda: prog.copy_to_host().sum(axis=0)
-    host = cuda.pinned_array(prog.shape, dtype="int64")
-    stream = cuda.stream()
+    if kept is None:
+        host, stream = cuda.pinned_array(prog.shape, dtype="int64"), cuda.stream()
+    else:
+        host = kept.pinned_array(cuda, "prog", prog.shape, "int64")
+        stream = kept.stream(cuda, "prog")
 
     def read():
         prog.copy_to_host(host, stream=stream)
@@ -270,15 +273,20 @@ def device_reader(prog, cuda, sim: bool = False):
     return read
 
 
-def stealing_reader(ctl, pool_n, pool_list, cuda, sim: bool = False):
+def stealing_reader(ctl, pool_n, pool_list, cuda, sim: bool = False, kept=None):
     """A function that returns host copies of the kernel's stealing state (``ctl``,
     ``pool_n``, ``pool_list``: :class:`Stealing`), copied as :func:`device_reader` copies
     ``prog``: on a stream of its own, so that the copies do not wait for the kernel."""
     arrays = (ctl, pool_n, pool_list)
     if sim:
         return lambda: tuple(a.copy_to_host() for a in arrays)
-    hosts = tuple(cuda.pinned_array(a.shape, dtype=a.dtype) for a in arrays)
-    stream = cuda.stream()
+    if kept is None:
+        hosts = tuple(cuda.pinned_array(a.shape, dtype=a.dtype) for a in arrays)
+        stream = cuda.stream()
+    else:
+        hosts = tuple(kept.pinned_array(cuda, f"steal{i}", a.shape, a.dtype)
+                      for i, a in enumerate(arrays))
+        stream = kept.stream(cuda, "steal")
 
     def read():
         for a, h in zip(arrays, hosts):

@@ -45,6 +45,10 @@ from mbebench.engine import EngineResult, EngineSkipped
 # the GIL switch interval while numba's CUDA simulator runs a kernel (seconds)
 SIM_SWITCH_S = 0.0005
 
+# numba's path: (the build, its largest cooperative grid) of every build this process loaded,
+# by (build, threads, device); the build is held so that its id stays its own
+_LOADED: dict = {}
+
 
 def sim_enabled() -> bool:
     return os.environ.get("NUMBA_ENABLE_CUDASIM", "0") not in ("", "0")
@@ -111,6 +115,7 @@ class _Run:
     compile_s: float = 0.0
     dev_name: str = "simulator"
     launch_path: str = "numba"  # or "cubin" (cumbe.cubin), in the stats
+    kept: Any = None  # cumbe.kept.Kept, or None: this run allocates its own
 
     def timed(self, name: str, t0: float) -> float:
         now = time.perf_counter()
@@ -120,19 +125,19 @@ class _Run:
 
 @launch.named_device_errors
 def run(graph: CSRGraph, opts: RunOptions | None = None,
-        prepared: Prepared | None = None, resident: dict | None = None) -> EngineResult:
+        prepared: Prepared | None = None, kept=None) -> EngineResult:
     """Count and fingerprint the maximal bicliques of ``graph`` (the tasks of
     ``opts.shard``) on the current device; ``prepared``: this graph's preparation
     (:func:`prepare_for`), e.g. one for several shards (``prepare_s`` is then only the
-    shard's selection); ``resident``: the graph's device copies kept across the shards of
-    one preparation (:func:`cumbe.buffers.allocate`)."""
+    shard's selection); ``kept`` (:class:`cumbe.kept.Kept`): the device buffers, pinned
+    buffers, streams and events kept across the shards of one preparation."""
     opts = opts or RunOptions()
     sim = sim_enabled()
     t0 = time.perf_counter()
     # the driver API, if this run's kernel turns out to be cached (_compiled decides)
     driver = None if sim else cubin.driver_for_run()
     state = _Run(graph, opts, launch.graph_label(graph), sim,
-                 *((driver, consts) if driver is not None else _numba_cuda(sim)))
+                 *((driver, consts) if driver is not None else _numba_cuda(sim)), kept=kept)
     t0 = state.timed("cuda_import", t0)
     prep, needs, stats = _prepare(state, prepared)
     if prep.tasks.size == 0:
@@ -141,7 +146,7 @@ def run(graph: CSRGraph, opts: RunOptions | None = None,
         return EngineResult(0, 0, 0.0, 0.0, stats)
     kern, planned = _plan(state, prep, needs)
     host, context = _kernel_inputs(state, prep, planned)
-    arrays, kernel_s, progress = _launch(state, kern, planned, host, context, prep, resident)
+    arrays, kernel_s, progress = _launch(state, kern, planned, host, context, prep)
     return _collect(state, arrays, kernel_s, progress, planned, stats, context)
 
 
@@ -203,14 +208,20 @@ def _compiled(state: _Run, prep: Prepared, compact: bool):
     kern = state.kernels.build(**build)
     if state.sim:
         return kern, 1
-    sig = tuple(kern.typeof_pyval(x) for x in buffers.typing_dummies(state.cuda))
-    overload = kern.compile(sig)
-    blocks = int(overload.max_cooperative_grid_blocks(opts.threads))
-    if cubin.enabled():
-        try:  # a cache for the next run: it must never fail this one
-            cubin.store(build, state.cuda.get_current_device().compute_capability, overload)
-        except Exception as e:  # noqa: BLE001
-            cubin.note(f"cubin cache: not stored ({launch.one_line(e)})")
+    dev = state.cuda.get_current_device()
+    key = (id(kern), opts.threads, dev.id, dev.compute_capability)
+    if key not in _LOADED:
+        # once a process: the signature's dummies are device allocations, and the cubin's
+        # store reads the cache back (a device worker runs many shards)
+        sig = tuple(kern.typeof_pyval(x) for x in buffers.typing_dummies(state.cuda))
+        overload = kern.compile(sig)
+        _LOADED[key] = (kern, int(overload.max_cooperative_grid_blocks(opts.threads)))
+        if cubin.enabled():
+            try:  # a cache for the next run: it must never fail this one
+                cubin.store(build, dev.compute_capability, overload)
+            except Exception as e:  # noqa: BLE001
+                cubin.note(f"cubin cache: not stored ({launch.one_line(e)})")
+    blocks = _LOADED[key][1]
     state.compile_s += time.perf_counter() - t0
     state.launch_path = "numba"
     return kern, blocks
@@ -243,6 +254,8 @@ def _plan(state: _Run, prep: Prepared, needs: np.ndarray):
     free, total = launch.device_memory(cuda)
     if not np.isfinite(float(free)):  # the simulator has no memory limit
         free = total = 2**40
+    elif state.kept is not None:  # what this run's buffers may reuse is its own
+        free += state.kept.held_bytes()
     t0 = state.timed("memory_query", t0)
     nb_max = launch.grid_blocks(opts.blocks, max_blocks, opts.threads, state.dev_name)
     warps = opts.threads // state.kernels.WARP
@@ -346,26 +359,25 @@ def _kernel_inputs(state: _Run, prep: Prepared, planned: _Planned):
     return host, context
 
 
-def _launch(state: _Run, kern, planned: _Planned, host: dict, context: str, prep: Prepared,
-            resident: dict | None = None):
+def _launch(state: _Run, kern, planned: _Planned, host: dict, context: str, prep: Prepared):
     """Check the memory, copy the inputs, launch and wait (progress lines meanwhile)."""
     cuda, sim, plan = state.cuda, state.sim, planned.choice.plan
     t0 = time.perf_counter()
     free, cap = planned.free, state.opts.memory_cap
     launch.check_memory(planned.choice.bytes, free if cap is None else min(free, cap),
                         planned.total, state.label, context)
-    arrays = buffers.allocate(plan, host, cuda, resident=resident)
+    arrays = buffers.allocate(plan, host, cuda, state.kept, planned.choice.budget_bytes)
     # the copies apart from the progress readers' pinned buffers and streams
     t0 = state.timed("copies", t0)
     n_tasks, task_cost = host["tasks"].size, host["task_cost"]
     nt0 = int(host["prm"][state.kernels.P_NT0])
     stealing = run_progress.Stealing(
         run_progress.stealing_reader(arrays["ctl"], arrays["pool_n"], arrays["pool_list"], cuda,
-                                     sim),
+                                     sim, state.kept),
         state.opts.k, (plan.blocks, plan.workers), (nt0, n_tasks - nt0), task_cost)
     progress = run_progress.Progress(
-        run_progress.device_reader(arrays["prog"], cuda, sim), n_tasks, int(task_cost.sum()),
-        state.label, stealing=stealing,
+        run_progress.device_reader(arrays["prog"], cuda, sim, state.kept), n_tasks,
+        int(task_cost.sum()), state.label, stealing=stealing,
         shard=None if state.opts.shard == sharding.WHOLE else state.opts.shard)
     state.timed("progress_setup", t0)
     if sim:
@@ -382,7 +394,7 @@ def _launch(state: _Run, kern, planned: _Planned, host: dict, context: str, prep
             kernel_s = launch.checked_launch(
                 kern, plan.blocks, state.opts.threads, buffers.args(arrays), cuda=cuda,
                 what=state.label, device=state.dev_name, events=not sim, context=context,
-                progress=progress)
+                progress=progress, kept=state.kept)
         finally:
             sys.setswitchinterval(switch)
     return arrays, kernel_s, progress

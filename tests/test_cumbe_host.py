@@ -143,6 +143,70 @@ def test_nbytes_is_the_sum_of_the_allocations():
         buffers.allocate(plan, {**host, "prm": np.zeros(kernels.NPARAMS + 1, np.int64)}, cuda)
 
 
+class _Dev(np.ndarray):
+    """A host array standing in for a device one."""
+
+    def copy_to_device(self, a):
+        self[...] = a
+
+
+class _CountingCuda:
+    """Host arrays for device ones; counts the allocations."""
+
+    def __init__(self):
+        self.allocs = 0
+
+    def to_device(self, a):
+        self.allocs += 1
+        return np.array(a).view(_Dev)
+
+    def device_array(self, shape, dtype):
+        self.allocs += 1
+        return np.empty(shape, dtype).view(_Dev)
+
+
+def test_kept_buffers_are_reused_with_their_room_and_within_the_budget():
+    """A device worker's shards (cumbe.kept): the second launch allocates nothing, a smaller
+    one takes views, a larger one allocates what grew, and a budget that the kept buffers
+    would overflow makes them go (so that a memory cap stays a cap)."""
+    from cumbe import kernel as kernels
+    from cumbe.kept import Kept
+
+    plan = buffers.Plan(n_u=10, n_v=7, n_edges=23, n_tasks=9, k=5, blocks=3, warps=2,
+                        arena_words=40)
+    host = {"offU": np.zeros(11, np.int64), "adjU": np.zeros(23, np.int32),
+            "offV": np.zeros(8, np.int64), "adjV": np.zeros(23, np.int32),
+            "orig": np.zeros(10, np.int32), "tasks": np.arange(9, dtype=np.int32),
+            "task_piece": np.zeros((9, 2), np.int32), "prm": np.zeros(kernels.NPARAMS, np.int64)}
+    cuda, kept = _CountingCuda(), Kept()
+    first = buffers.allocate(plan, host, cuda, kept, 10**9)
+    made = cuda.allocs
+    assert made == len([b for b in buffers.SPEC if b.role != "view"])
+    assert kept.held_bytes() == buffers.nbytes(plan)
+    first["res"][:] = 7  # a launch's results
+    small = replace(plan, n_tasks=5, arena_words=20)
+    fewer = {**host, "tasks": np.arange(5, dtype=np.int32) + 3,
+             "task_piece": np.ones((5, 2), np.int32)}
+    again = buffers.allocate(small, fewer, cuda, kept, 10**9)
+    assert cuda.allocs == made  # views of what is kept
+    assert not again["res"].any()  # zeroed again
+    assert list(again["tasks"]) == [3, 4, 5, 6, 7] and again["task_piece"].shape == (5, 2)
+    assert again["arena"].shape == (2 * small.half_words,)
+    assert again["arena64"].nbytes == again["arena"].nbytes
+    assert again["adjU"] is first["adjU"]  # the graph stays where it is
+    big = replace(plan, arena_words=80)
+    buffers.allocate(big, host, cuda, kept, 10**9)
+    assert cuda.allocs == made + 1  # the arena grew; nothing else
+    # a budget below what reuse would hold: every kept buffer goes, the run allocates exactly
+    buffers.allocate(small, fewer, cuda, kept, buffers.nbytes(small))
+    assert kept.held_bytes() == buffers.nbytes(small)
+    # another graph (host arrays): its own copies
+    other = {**fewer, "adjU": np.ones(23, np.int32)}
+    n = cuda.allocs
+    assert list(buffers.allocate(small, other, cuda, kept, 10**9)["adjU"]) == [1] * 23
+    assert cuda.allocs == n + 1
+
+
 # ---------------------------------------------------------------- grid planner
 
 

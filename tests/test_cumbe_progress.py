@@ -82,6 +82,23 @@ def _launch(cuda, progress):
                                        device="H100", progress=progress)
 
 
+def test_a_device_workers_launches_reuse_their_stream_and_events():
+    """cumbe.kept: a worker's second shard creates no stream or event (each is a driver
+    call, and four workers' calls at once made every shard's set-up 3-5x slower)."""
+    from cumbe.kept import Kept
+
+    made = []
+    cuda = FakeCuda(time.monotonic, 0.001)
+    stream, event = cuda.stream, cuda.event
+    cuda.stream = lambda: made.append("stream") or stream()
+    cuda.event = lambda: made.append("event") or event()
+    kept = Kept()
+    for _ in range(3):
+        assert cumbe_launch.checked_launch(FakeKernel(cuda), 4, 128, (), cuda=cuda, what="G",
+                                           device="H100", kept=kept) == pytest.approx(0.001)
+    assert sorted(made) == ["event", "event", "stream"]
+
+
 def test_a_line_says_tasks_cost_bicliques_rate_and_eta():
     # every engine's line (mbebench.progress), so `mbebench status` reads it
     p = Progress([3, 30, 12345], 10, 100, "G", interval=10, wall=lambda: WALL)
@@ -331,5 +348,17 @@ def test_the_stealing_state_is_copied_on_a_stream_of_its_own():
                for s in a.streams)
     counters = FakeDeviceArray([[1, 10, 100], [2, 20, 200]])
     assert list(cumbe_progress.device_reader(counters, cuda)()) == [3, 30, 300]
+    # a device worker's shards (cumbe.kept): the pinned buffers and streams of the first
+    from cumbe.kept import Kept
+
+    kept, made = Kept(), []
+    pinned, stream = cuda.pinned_array, cuda.stream
+    cuda.pinned_array = lambda *a, **k: made.append("pinned") or pinned(*a, **k)
+    cuda.stream = lambda: made.append("stream") or stream()
+    for _ in range(2):
+        assert list(cumbe_progress.device_reader(counters, cuda, kept=kept)()) == [3, 30, 300]
+        assert cumbe_progress.stealing_reader(ctl, pool_n, pool_list, cuda,
+                                              kept=kept)()[1][1][0] == 1
+    assert sorted(made) == ["pinned"] * 4 + ["stream"] * 2
     # the simulator: plain copies
     assert cumbe_progress.stealing_reader(ctl, pool_n, pool_list, cuda, sim=True)()[1][1][0] == 1
