@@ -25,6 +25,9 @@ class Kept:
         self.pinned: dict = {}  # name -> flat pinned host array
         self.streams: dict = {}
         self.events: dict = {}
+        # the checked preparation's candidate offsets: every shard's preparation shares them
+        # (cumbe.prepare.take), so a later shard skips the check (it reads the whole graph)
+        self.prepared = None
 
     def held_bytes(self) -> int:
         """Device bytes held for the next run (graph copies and buffers)."""

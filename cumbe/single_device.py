@@ -165,8 +165,15 @@ def _prepare(state: _Run, prepared: Prepared | None) -> tuple[Prepared, np.ndarr
     """The prepared tasks of the run's shard, their arena needs, the stats that follow."""
     opts, t0 = state.opts, time.perf_counter()
     rs = opts.switches[0]
-    base = (prepare_cached(state.graph, opts.side, rs) if prepared is None
-            else reused(prepared, state.graph, opts.side, rs))
+    kept = state.kept
+    if prepared is None:
+        base = prepare_cached(state.graph, opts.side, rs)
+    elif kept is not None and kept.prepared is prepared.offU:
+        base = prepared  # a shard of the preparation this job's first shard checked
+    else:
+        base = reused(prepared, state.graph, opts.side, rs)
+        if kept is not None:
+            kept.prepared = prepared.offU
     prep, shard_stats = shard_of(base, opts.shard)
     t0 = state.timed("prepare", t0)
     needs = task_needs(prep, rs, bool(opts.compact_layout))

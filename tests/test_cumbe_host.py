@@ -207,6 +207,31 @@ def test_kept_buffers_are_reused_with_their_room_and_within_the_budget():
     assert cuda.allocs == n + 1
 
 
+def test_a_jobs_shards_check_their_preparation_once(monkeypatch):
+    """The check that a preparation is the graph's (it reads the whole graph) runs on a
+    job's first shard only; another preparation is checked again, and a wrong one refused."""
+    from cumbe import consts, single_device
+    from cumbe.kept import Kept
+    from cumbe.prepare import take
+    from cumbe.spec import RunOptions
+
+    g = from_edges(np.array([0, 0, 1, 2, 2]), np.array([0, 1, 1, 0, 2]), 3, 3)
+    prep = single_device.prepare_for(g, side="left")
+    calls = []
+    real = single_device.choose_side
+    monkeypatch.setattr(single_device, "choose_side", lambda *a: calls.append(a) or real(*a))
+    kept = Kept()
+    state = single_device._Run(g, RunOptions(side="left"), "G", True, None, consts, kept=kept)
+    for i in range(prep.tasks.size):
+        p, _, _ = single_device._prepare(state, take(prep, np.array([i])))
+        assert list(p.tasks) == [prep.tasks[i]]
+    assert len(calls) == 1
+    other = single_device.prepare_for(g, side="right")
+    with pytest.raises(ValueError, match="not this graph's preparation"):
+        single_device._prepare(state, other)
+    assert len(calls) == 2
+
+
 # ---------------------------------------------------------------- grid planner
 
 
