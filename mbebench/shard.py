@@ -36,15 +36,15 @@ def parse(shard: str) -> tuple[int, int]:
 
 
 def _before(a, b, load, targets, ntask):
-    # shard a is less loaded than b: by load as a share of its target, then fewer tasks,
-    # then the lower id (the result is a function of the costs alone)
-    ra = load[a] / targets[a]
-    rb = load[b] / targets[b]
+    # shard a has more room left than b (its target minus its load, in cost units), then
+    # fewer tasks, then the lower id (the result is a function of the costs alone)
+    ra = load[a] - targets[a]
+    rb = load[b] - targets[b]
     return ra < rb or (ra == rb and (ntask[a] < ntask[b] or (ntask[a] == ntask[b] and a < b)))
 
 
 def _lpt(order, costs, targets):
-    # Each task, largest first, to the least loaded shard (_before), kept in a binary
+    # Each task, largest first, to the shard with the most room (_before), kept in a binary
     # min-heap; the task count spreads tasks of equal (e.g. zero) cost round-robin instead
     # of onto shard 0.
     n = targets.size
@@ -96,7 +96,7 @@ def assign(costs, n: int) -> np.ndarray:
     if n == 1:
         return np.zeros(c.size, np.int64)
     order = np.argsort(-c, kind="stable")  # stable: ties keep task order
-    return _lpt_jit()(order, c, np.ones(int(n)))
+    return _lpt_jit()(order, c, np.zeros(int(n)))
 
 
 def assign_weighted(costs, targets) -> np.ndarray:
@@ -113,7 +113,13 @@ def assign_weighted(costs, targets) -> np.ndarray:
         raise ValueError("targets must be positive and finite, at least one")
     if t.size == 1:
         return np.zeros(c.size, np.int64)
-    return _lpt_jit()(np.argsort(-c, kind="stable"), c, t)
+    # by the room left in cost units, not by the load as a share of the target: the largest
+    # tasks then fill the largest shards, which run first and long enough to hide them. By
+    # shares each shard took one of the largest tasks, and a small shard waited on its own
+    # (a stealing tail of 0.03-0.08 s a shard on tiled movielens, 4 H100s, 8 shards a device)
+    room = (np.zeros(t.size) if (t == t[0]).all()  # equal shares: the plain partition
+            else t * (float(c.sum()) / float(t.sum())))
+    return _lpt_jit()(np.argsort(-c, kind="stable"), c, room)
 
 
 def guided_targets(n_devices: int, per_device: int) -> np.ndarray:

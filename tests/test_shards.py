@@ -153,6 +153,12 @@ def test_weighted_partition_meets_unequal_shares():
     shares = np.bincount(where, weights=costs, minlength=t.size) / costs.sum()
     # list scheduling towards shares: off by at most the largest task
     assert np.abs(shares - t).max() <= costs.max() / costs.sum() + 1e-9
+    # the largest tasks fill the largest shards (which run first): a small shard late in the
+    # run holds no task larger than an earlier shard's (by shares, each took a top task)
+    largest = [costs[where == s].max() for s in range(t.size)]
+    assert all(largest[j] <= largest[i] for i in range(t.size) for j in range(t.size)
+               if t[j] < t[i])
+    assert largest[-1] < 0.01 * largest[0]
     # equal shares are the plain partition (the same tie-breaks)
     assert (sharding.assign_weighted(costs, np.ones(7)) == sharding.assign(costs, 7)).all()
     with pytest.raises(ValueError, match="targets must be positive"):

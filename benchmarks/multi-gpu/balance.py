@@ -6,7 +6,7 @@ component (its count known exactly) and movielens-10m_ui tiled (README.md, "Skew
 
 Within ``--budget`` seconds: the builds into numba's cache while the graphs are made, one
 worker per GPU (cumbe.devices.DevicePool), then per graph 1, 2 and 4 GPUs (``--spd`` shards
-per device) and 4 GPUs with ``--spd-extra-*`` shards per device.  Checks: equal counts and
+per device) and 2 and 4 GPUs with ``--spd-extra-*`` shards per device.  Checks: equal counts and
 fingerprints, the crowns' count exact, 4 GPUs >= 3.6x and 2 GPUs >= 1.9x one GPU.  Writes
 DIR/results.jsonl (one line per run, every shard's device and seconds) and DIR/results.md.
 """
@@ -206,9 +206,9 @@ def main() -> int:
     ap.add_argument("--archives", default=None, help=f"folder holding {ARCHIVE}")
     ap.add_argument("--spd", type=int, default=4, help="shards per device")
     ap.add_argument("--spd-extra-tiled", default="2",
-                    help="shards per device of more 4-GPU runs of the tiled graph")
+                    help="shards per device of more 2- and 4-GPU runs of the tiled graph")
     ap.add_argument("--spd-extra-crowns", default="8",
-                    help="shards per device of more 4-GPU runs of the crown union")
+                    help="shards per device of more 2- and 4-GPU runs of the crown union")
     ap.add_argument("--graph-dir", default="/tmp/mgpu-balance-graphs")
     ap.add_argument("--tiny", action="store_true", default=os.environ.get("MGPU_TINY") == "1")
     a = ap.parse_args()
@@ -247,8 +247,7 @@ def main() -> int:
                 continue
             runs = [(n, a.spd) for n in counts]
             extra = a.spd_extra_tiled if info["kind"] == "tiled" else a.spd_extra_crowns
-            if 4 in counts:
-                runs += [(4, int(x)) for x in extra.split(",") if x]
+            runs += [(n, int(x)) for n in counts if n > 1 for x in extra.split(",") if x]
             t1 = None
             for n, spd in runs:
                 left = a.budget - (time.time() - T0) - 5
