@@ -289,7 +289,7 @@ class DevicePool(WorkerPool):
         label = launch.graph_label(graph)
         src = ("path", os.path.abspath(graph.path)) if graph.path else ("graph", graph)
         n = len(targets)
-        job = {"graph": src, "options": opts, "shard": shard, "n": n,
+        job = {"graph": src, "options": opts, "shard": shard, "n": n, "devices": len(ids),
                "targets": [float(t) for t in targets]}
         t_start = time.perf_counter()
         deadline = None if timeout_s is None else t_start + float(timeout_s)

@@ -68,7 +68,7 @@ def test_device_ids_resolve_against_the_visible_devices():
         resolve([1, 4], 2)
     with pytest.raises(EngineSkipped):
         resolve("all", 0)
-    assert shard_count(1) == 1 and shard_count(2) == 8 and shard_count(3, 2) == 6
+    assert shard_count(1) == 1 and shard_count(2) == 16 and shard_count(3, 2) == 6
 
 
 def _cumbe_runs(section, monkeypatch=None, gpus=None):
@@ -221,7 +221,7 @@ def test_a_failing_device_is_one_line_and_no_count(tmp_path, mode, kind, words):
     assert out.get("type") == kind, out
     msg = out["message"]
     assert "\n" not in msg and msg.startswith(f"{path}: ") and msg.endswith("no count")
-    assert "shard " in msg and "/8" in msg, msg
+    assert "shard " in msg and "/16" in msg, msg  # 2 devices x 8 (the default)
     for w in words:
         assert w in msg, msg
 
