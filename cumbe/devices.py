@@ -13,14 +13,13 @@
   first-level tasks into ``n`` shards (:func:`mbebench.shard.assign_weighted`, LPT by
   estimated cost towards the shards' shares: wedges + degree, or a small local graph's
   subtree estimate, :mod:`cumbe.estimate`), loads the kernel (launching each build once),
-  and reports ready.  It keeps the graph's device copies across its shards.
+  and reports ready.  A task larger than a device's share goes into pieces.  It keeps its
+  device buffers, pinned buffers, streams and events across its shards (:mod:`cumbe.kept`).
 * ``n`` = ``shards_per_device`` x devices, of decreasing size
   (:func:`mbebench.shard.guided_targets`: each device's first shard is half its share,
-  then a quarter, ..., the last two equal).  Every shard is a kernel launch, and a launch
-  costs beyond its work: its stealing tail, when the shard has fewer heavy tasks than the
-  grid has warps (0.17 s a shard on a 1e9-biclique stand-in on an H100, whatever the
-  shard's size; ``benchmarks/multi-gpu/shard_cost.py``).  Few, large shards first pay that
-  few times; the small last ones even out the devices' ends.
+  then a quarter, ..., the last two equal), the largest tasks in the largest shards.  Every
+  shard is a kernel launch, and a launch costs beyond its work (its stealing tail).  Few,
+  large shards first pay that few times; the small last ones even out the devices' ends.
 * Once every worker is ready the parent keeps the shard indices in one queue, largest
   estimated cost first, and hands each device the next one when it reports the last one
   done (a dynamic queue over one pipe per worker, not a static split); each shard is one
