@@ -24,7 +24,6 @@ import functools
 import hashlib
 import os
 import types
-import zipfile
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
@@ -32,6 +31,7 @@ import numpy as np
 
 from mbebench import atomic
 from mbebench import envvars
+from mbebench import npz_map
 from mbebench import shard as sharding
 from mbebench.csr import CSRGraph
 from mbebench.jitcache import imports_digest, keyed
@@ -429,15 +429,18 @@ def load_cached(path: Path, key: str, graph: CSRGraph, cand_left: bool,
                 rs: bool, field: str = "key") -> Prepared | None:
     """The preparation in ``path`` if it is intact, made for ``key`` (its ``field``: the
     content's key, or the file's) and shaped for ``graph``; None otherwise (missing, stale,
-    truncated or corrupt: zip checks its CRCs)."""
+    truncated or corrupt: every member's CRC is checked).  The arrays are mapped from the
+    file, copy-on-write (:mod:`mbebench.npz_map`)."""
+    z = npz_map.load(path)
+    if z is None:
+        return None
     try:
-        with np.load(path, allow_pickle=False) as z:
-            if (str(z[field]) != key or bool(z["cand_left"]) != cand_left
-                    or bool(z["rs"]) != rs):
-                return None
-            arrays = {a: z[a] for a in _ARRAYS}
-            n_twins = int(z["n_twins"])
-    except (OSError, KeyError, ValueError, EOFError, zipfile.BadZipFile):
+        if (str(z[field][()]) != key or bool(z["cand_left"][()]) != cand_left
+                or bool(z["rs"][()]) != rs):
+            return None
+        arrays = {a: z[a] for a in _ARRAYS}
+        n_twins = int(z["n_twins"][()])
+    except (KeyError, ValueError, TypeError, IndexError):
         return None
     n_u, n_v = (graph.n_left, graph.n_right) if cand_left else (graph.n_right, graph.n_left)
     tasks = arrays["tasks"]
