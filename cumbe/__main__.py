@@ -100,6 +100,10 @@ def main(argv=None) -> int:
     except ValueError as e:  # one line naming the string
         print(f"error: {e}", file=sys.stderr)
         return 1
+    if not a.simulate and a.devices is None:
+        from cumbe import cubin
+
+        cubin.start_early()  # the driver starts while the graph is read
     try:
         g = read_csr(a.graph)
     except CSRError as e:  # its message names the file

@@ -407,6 +407,36 @@ class _Bindings:
         return call
 
 
+def test_the_driver_starts_in_a_thread_and_the_run_takes_it(monkeypatch):
+    """`python -m cumbe run` starts the driver while it reads the graph (cubin.start_early):
+    the run waits for that thread, takes its driver and makes its context current."""
+    import threading
+
+    pytest.importorskip("cuda.bindings.driver")
+    b = _Bindings()
+    monkeypatch.setattr(cubin, "_drv", lambda: b)
+    monkeypatch.setattr(cubin, "_DRIVER", None)
+    monkeypatch.setattr(cubin, "_EARLY", None)
+    for k in ("MBEBENCH_FAST_LAUNCH", "NUMBA_ENABLE_CUDASIM"):
+        monkeypatch.delenv(k, raising=False)
+    monkeypatch.delitem(sys.modules, "numba.cuda", raising=False)
+    where, real = [], cubin.Driver
+    monkeypatch.setattr(cubin, "Driver", lambda: where.append(threading.current_thread().name)
+                        or real())
+    cubin.start_early()
+    drv = cubin.driver_for_run()
+    assert isinstance(drv, real) and where == ["cumbe-driver-start"]
+    assert b.calls[-1][0] == "cuCtxSetCurrent"  # current in the run's thread too
+    assert cubin.driver_for_run() is drv and where == ["cumbe-driver-start"]
+    # a thread that failed: the run tries once more itself, then numba's path
+    monkeypatch.setattr(cubin, "_DRIVER", None)
+    monkeypatch.setattr(cubin, "Driver", lambda: where.append(threading.current_thread().name)
+                        or (_ for _ in ()).throw(RuntimeError("no libcuda")))
+    cubin.start_early()
+    assert cubin.driver_for_run() is None
+    assert where[1:] == ["cumbe-driver-start", threading.current_thread().name]
+
+
 def test_the_driver_calls_pass_the_bindings_types(cache, monkeypatch):
     """Every call of cumbe.cubin.Driver through the real cuda.bindings.driver up to the
     driver library (missing here): the arguments' types are what the bindings take, and the
