@@ -3,9 +3,12 @@ graph's device copies, every other device buffer with its room, the progress rea
 host buffers, the streams and the kernel's timing events.
 
 Why: every allocation, free, pinned allocation, stream and event is a call into the driver,
-and with four workers setting up at once a shard's host set-up took 0.15-0.22 s against
-0.03-0.05 s for a lone GPU (4 H100s, tiled movielens-10m_ui); with these kept a shard after
-the first allocates nothing unless it needs more room than an earlier one.
+about 40 a shard before; with these kept a shard after the first allocates nothing unless it
+needs more room than an earlier one.  With four workers at once a shard's host set-up took
+0.15-0.22 s (4 H100s, tiled movielens-10m_ui); most of that turned out to be the preparation's
+check and BLAS threads (:func:`cumbe.single_device._prepare`, :mod:`mbebench.side`).  After
+all three changes a later shard's set-up takes 0-26 ms (median 4-9 ms, `6d34f09`); this
+module's own share was not measured apart.
 
 A buffer is kept flat and handed out as a view of the shape asked for.  A run plans its grid
 with the kept device bytes counted as free (:meth:`Kept.held_bytes`): they are its own.
