@@ -204,10 +204,13 @@ def main() -> int:
                     help="n of every crown S_n of the union, the dominant one first")
     ap.add_argument("--tile", type=int, default=200)
     ap.add_argument("--archives", default=None, help=f"folder holding {ARCHIVE}")
-    ap.add_argument("--spd", type=int, default=4, help="shards per device")
-    ap.add_argument("--spd-extra-tiled", default="2",
+    from cumbe.spec import SHARDS_PER_DEVICE  # (imports no numba: --tiny still can)
+
+    ap.add_argument("--spd", type=int, default=SHARDS_PER_DEVICE,
+                    help="shards per device (default: cuMBE's)")
+    ap.add_argument("--spd-extra-tiled", default="4",
                     help="shards per device of more 2- and 4-GPU runs of the tiled graph")
-    ap.add_argument("--spd-extra-crowns", default="8",
+    ap.add_argument("--spd-extra-crowns", default="4",
                     help="shards per device of more 2- and 4-GPU runs of the crown union")
     ap.add_argument("--graph-dir", default="/tmp/mgpu-balance-graphs")
     ap.add_argument("--tiny", action="store_true", default=os.environ.get("MGPU_TINY") == "1")
