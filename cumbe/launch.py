@@ -14,6 +14,7 @@ import functools
 import math
 import time
 
+from cumbe.kept import Kept
 from mbebench import envvars
 
 # Errors after which the CUDA context is unusable until the process exits
@@ -140,11 +141,9 @@ def checked_launch(kernel, blocks: int, threads: int, args, *, cuda, what: str, 
         if events:
             # a stream of its own: the progress reader copies the kernel's counters on
             # another one while it runs (the default stream would wait for the kernel)
-            if kept is None:
-                stream, e0, e1 = cuda.stream(), cuda.event(), cuda.event()
-            else:
-                stream = kept.stream(cuda, "kernel")
-                e0, e1 = kept.event(cuda, "start"), kept.event(cuda, "end")
+            keep = kept if kept is not None else Kept()  # (a fresh one: this launch's own)
+            stream = keep.stream(cuda, "kernel")
+            e0, e1 = keep.event(cuda, "start"), keep.event(cuda, "end")
             e0.record(stream)
             kernel[blocks, threads, stream](*args)
             stage = "failed while running"  # any later call may be the one to report a fault

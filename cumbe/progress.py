@@ -36,6 +36,7 @@ import threading
 import time
 
 from cumbe.consts import C_TASK, CTL_FIXED, PR_BICLIQUES, PR_COST, PR_TASKS
+from cumbe.kept import Kept
 from mbebench import progress as mbe_progress
 from mbebench import envvars
 
@@ -259,11 +260,9 @@ def device_reader(prog, cuda, sim: bool = False, kept=None):
     overlap.  ``kept`` (:class:`cumbe.kept.Kept`): its pinned buffer and stream."""
     if sim:
         return lambda: prog.copy_to_host().sum(axis=0)
-    if kept is None:
-        host, stream = cuda.pinned_array(prog.shape, dtype="int64"), cuda.stream()
-    else:
-        host = kept.pinned_array(cuda, "prog", prog.shape, "int64")
-        stream = kept.stream(cuda, "prog")
+    keep = kept if kept is not None else Kept()  # (a fresh one: this reader's own)
+    host = keep.pinned_array(cuda, "prog", prog.shape, "int64")
+    stream = keep.stream(cuda, "prog")
 
     def read():
         prog.copy_to_host(host, stream=stream)
@@ -280,13 +279,10 @@ def stealing_reader(ctl, pool_n, pool_list, cuda, sim: bool = False, kept=None):
     arrays = (ctl, pool_n, pool_list)
     if sim:
         return lambda: tuple(a.copy_to_host() for a in arrays)
-    if kept is None:
-        hosts = tuple(cuda.pinned_array(a.shape, dtype=a.dtype) for a in arrays)
-        stream = cuda.stream()
-    else:
-        hosts = tuple(kept.pinned_array(cuda, f"steal{i}", a.shape, a.dtype)
-                      for i, a in enumerate(arrays))
-        stream = kept.stream(cuda, "steal")
+    keep = kept if kept is not None else Kept()
+    hosts = tuple(keep.pinned_array(cuda, f"steal{i}", a.shape, a.dtype)
+                  for i, a in enumerate(arrays))
+    stream = keep.stream(cuda, "steal")
 
     def read():
         for a, h in zip(arrays, hosts):

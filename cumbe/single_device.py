@@ -46,7 +46,7 @@ from mbebench.engine import EngineResult, EngineSkipped
 SIM_SWITCH_S = 0.0005
 
 # numba's path: (the build, its largest cooperative grid) of every build this process loaded,
-# by (build, threads, device); the build is held so that its id stays its own
+# by (build, device); the build is held so that its id stays its own
 _LOADED: dict = {}
 
 
@@ -216,7 +216,7 @@ def _compiled(state: _Run, prep: Prepared, compact: bool):
     if state.sim:
         return kern, 1
     dev = state.cuda.get_current_device()
-    key = (id(kern), opts.threads, dev.id, dev.compute_capability)
+    key = (id(kern), dev.id)  # (the build fixes its threads)
     if key not in _LOADED:
         # once a process: the signature's dummies are device allocations, and the cubin's
         # store reads the cache back (a device worker runs many shards)
