@@ -35,13 +35,39 @@ def _version() -> str:
         return __version__
 
 
+class _Version(argparse.Action):
+    """``--version``, looked up only when asked for (the metadata lookup is not free)."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS,
+                 help="show program's version number and exit"):
+        super().__init__(option_strings, dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(f"{parser.prog} (mbe-bench) {_version()}")
+        parser.exit()
+
+
+def _needs_driver(argv) -> bool:
+    """Whether the command line is a GPU run of one device, read without the full parser
+    (which imports numpy): a wrong guess costs at most a driver started for nothing."""
+    ap = argparse.ArgumentParser(add_help=False)
+    ap.add_argument("cmd", nargs="?")
+    ap.add_argument("--simulate", action="store_true")
+    ap.add_argument("--devices")
+    try:
+        a, _ = ap.parse_known_args(argv)
+    except SystemExit:  # left to the full parser to explain
+        return False
+    return a.cmd == "run" and not a.simulate and a.devices is None
+
+
 def build_parser() -> argparse.ArgumentParser:
     from cumbe.spec import SIDES, SPEC, VARIANTS
 
     d = SPEC.defaults()
     ap = argparse.ArgumentParser(prog="python -m cumbe", description=DESCRIPTION, epilog=EPILOG,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--version", action="version", version=f"%(prog)s (mbe-bench) {_version()}")
+    ap.add_argument("--version", action=_Version)
     sub = ap.add_subparsers(dest="cmd", required=True, title="commands")
     r = sub.add_parser("run", help="enumerate the maximal bicliques of a CSR graph on the GPU",
                        description=DESCRIPTION, epilog=EPILOG,
@@ -81,13 +107,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv=None) -> int:
     started = time.perf_counter()
+    if _needs_driver(sys.argv[1:] if argv is None else argv):
+        from cumbe import driver_start
+
+        driver_start.start()  # while numpy is imported and the graph is read
     a = build_parser().parse_args(argv)
     a.started = started
     if a.simulate:
         # read by numba when numba.cuda is first imported, which is below
         os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
 
-    from mbebench.csr import CSRError, read_csr
+    from mbebench.csr import CSRError, read_csr, verified
     from mbebench.shard import parse as parse_shard
 
     from cumbe.spec import parse_devices
@@ -100,12 +130,10 @@ def main(argv=None) -> int:
     except ValueError as e:  # one line naming the string
         print(f"error: {e}", file=sys.stderr)
         return 1
-    if not a.simulate and a.devices is None:
-        from cumbe import cubin
-
-        cubin.start_early()  # the driver starts while the graph is read
     try:
-        g = read_csr(a.graph)
+        # one device: the payload's checksum is checked only if the preparation's cache
+        # misses (cumbe.prepare.prepare_cached), since a hit uses none of the file's arrays
+        g = read_csr(a.graph, verify=a.devices is not None)
     except CSRError as e:  # its message names the file
         print(f"error: {e}", file=sys.stderr)
         return 1
@@ -120,6 +148,11 @@ def main(argv=None) -> int:
                   side=a.side, instrument=a.instrument, device_memory_gib=a.device_memory_gib,
                   shard=a.shard, devices=a.devices, shards_per_device=a.shards_per_device)
     except EngineSkipped as e:
+        try:  # a corrupt file is an error with or without a GPU
+            verified(g)
+        except CSRError as bad:
+            print(f"error: {bad}", file=sys.stderr)
+            return 1
         print(f"skipped: {e} (--simulate runs the CUDA simulator)", file=sys.stderr)
         return 2
     except (DeviceMemoryError, LaunchError, DeviceError, ValueError) as e:  # one line

@@ -37,12 +37,12 @@ import hashlib
 import json
 import os
 import sys
-import threading
 import weakref
 from pathlib import Path
 
 import numpy as np
 
+from cumbe import driver_start
 from cumbe.consts import BUILD_ENV
 from mbebench import atomic
 from mbebench import envvars
@@ -216,33 +216,12 @@ def flatten(arrays) -> list[int]:
     return words
 
 
-def start_early() -> None:
-    """Start the driver (``cuInit``, the device's primary context: about 0.2 s on an H100
-    machine) in a thread of its own while the caller reads the graph and its preparation;
-    :func:`driver_for_run` waits for it.  Nothing when the run would take numba's path."""
-    global _EARLY
-    if _EARLY is not None or _DRIVER is not None or not enabled() or "numba.cuda" in sys.modules:
-        return
-
-    def start():
-        global _DRIVER
-        try:
-            _DRIVER = Driver()
-        except Exception:  # noqa: BLE001 - driver_for_run tries again and says why not
-            pass
-
-    _EARLY = threading.Thread(target=start, name="cumbe-driver-start", daemon=True)
-    _EARLY.start()
-
-
 def driver_for_run() -> Driver | None:
     """The numba-free driver for this run, or None for numba's path: the fast launch is
     off (:func:`enabled`), numba's CUDA target is started in this process already (its
     context and arrays stay numba's), cuda-python is missing or the driver has no device."""
-    global _DRIVER, _EARLY
-    if _EARLY is not None:  # started by start_early: current in its thread, made so here
-        _EARLY.join()
-        _EARLY = None
+    global _DRIVER
+    driver_start.wait()  # started early (python -m cumbe run): Driver() is cheap after it
     if not enabled():
         return None
     if "numba.cuda" in sys.modules:
@@ -260,7 +239,6 @@ def driver_for_run() -> Driver | None:
 
 
 _DRIVER: Driver | None = None
-_EARLY: threading.Thread | None = None
 
 
 # ---------------------------------------------------------------- the driver API, as numba's

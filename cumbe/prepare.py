@@ -33,7 +33,7 @@ from mbebench import atomic
 from mbebench import envvars
 from mbebench import npz_map
 from mbebench import shard as sharding
-from mbebench.csr import CSRGraph
+from mbebench.csr import CSRGraph, verified
 from mbebench.jitcache import imports_digest, keyed
 from mbebench.side import candidates_on_left
 
@@ -370,8 +370,10 @@ def file_key(graph: CSRGraph, cand_left: bool, rs: bool) -> str | None:
     """A key for :func:`cache_key`'s entry without hashing the graph (0.3-0.5 s for 10 M
     edges): when the graph's four arrays are its CSR file mapped (:func:`read_csr`), that
     file's identity (real path, size, modification time, inode, the header's checksum of the
-    payload, which read_csr verifies) names its bytes as the content's hash does, as long as
-    the file is not rewritten in place with its time kept.  None for any other graph."""
+    payload) names its bytes as the content's hash does, as long as the file is not
+    rewritten in place with its time kept.  An entry is only ever written from a graph whose
+    payload was checked (:func:`prepare_cached`), so a hit needs no check of the file: the
+    run uses the entry's arrays, none of the file's.  None for any other graph."""
     from mbebench.csr import identity
 
     arrays = (graph.left_offsets, graph.left_indices, graph.right_offsets, graph.right_indices)
@@ -399,13 +401,14 @@ def prepare_cached(graph: CSRGraph, side: str = "auto", rs: bool = True) -> Prep
     else by the content's hash (:func:`cache_key`), and then records the identity too."""
     if (not graph.path or (envvars.get(CACHE_ENV) or "1").strip() == "0"
             or not Path(graph.path).is_file()):  # (a graph in memory that names a file)
-        return prepare(graph, side, rs)
+        return prepare(verified(graph), side, rs)
     cand_left = choose_side(graph, side)
     path = cache_path(graph, cand_left, rs)
     fast = file_key(graph, cand_left, rs)
     prep = None if fast is None else load_cached(path, fast, graph, cand_left, rs, "file_key")
-    if prep is not None:
+    if prep is not None:  # made from this file when read_csr had checked it
         return prep
+    graph = verified(graph)  # read unchecked (python -m cumbe run): checked before its use
     key = cache_key(graph, cand_left, rs)
     prep = load_cached(path, key, graph, cand_left, rs)
     if prep is not None and fast is None:

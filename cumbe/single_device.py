@@ -31,6 +31,7 @@ import numpy as np
 from cumbe import buffers
 from cumbe import consts
 from cumbe import cubin
+from cumbe import driver_start
 from cumbe import grid as grids
 from cumbe import launch
 from cumbe import layout
@@ -133,13 +134,19 @@ def run(graph: CSRGraph, opts: RunOptions | None = None,
     buffers, streams and events kept across the shards of one preparation."""
     opts = opts or RunOptions()
     sim = sim_enabled()
+    state = _Run(graph, opts, launch.graph_label(graph), sim, None, consts, kept=kept)
+    # the driver starting in a thread (python -m cumbe run): the host preparation meanwhile;
+    # else the device first, so that a machine without one is told so before any work
+    early = not sim and driver_start.pending()
+    if early:
+        prep, needs, stats = _prepare(state, prepared)
     t0 = time.perf_counter()
     # the driver API, if this run's kernel turns out to be cached (_compiled decides)
     driver = None if sim else cubin.driver_for_run()
-    state = _Run(graph, opts, launch.graph_label(graph), sim,
-                 *((driver, consts) if driver is not None else _numba_cuda(sim)), kept=kept)
-    t0 = state.timed("cuda_import", t0)
-    prep, needs, stats = _prepare(state, prepared)
+    state.cuda, state.kernels = (driver, consts) if driver is not None else _numba_cuda(sim)
+    state.timed("cuda_import", t0)
+    if not early:
+        prep, needs, stats = _prepare(state, prepared)
     if prep.tasks.size == 0:
         stats.update(blocks=0, blocks_requested=opts.blocks,
                      device="simulator" if sim else "", host_s=state.host_s)
@@ -181,7 +188,7 @@ def _prepare(state: _Run, prepared: Prepared | None) -> tuple[Prepared, np.ndarr
     state.timed("task_needs", t0)
     stats = {
         "variant": opts.variant, "k": opts.k, "threads": opts.threads,
-        "warps_per_block": opts.threads // state.kernels.WARP,
+        "warps_per_block": opts.threads // consts.WARP,
         "side": "left" if prep.cand_left else "right", "n_tasks": int(prep.tasks.size),
         "n_twins": prep.n_twins, "instrumented": opts.instrument,
         "eager_steal": opts.eager_steal,

@@ -27,6 +27,7 @@ Neighbour lists are sorted ascending and free of duplicates.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import struct
 import zlib
@@ -65,6 +66,8 @@ class CSRGraph:
     # The file this graph was mapped from; engines that hand the graph to other
     # processes pass this path instead of pickling the arrays.
     path: str | None = None
+    # False: read with verify=False, the payload's checksum not checked (:func:`verified`)
+    verified: bool = True
 
     def neighbors_left(self, u: int) -> np.ndarray:
         return self.left_indices[self.left_offsets[u] : self.left_offsets[u + 1]]
@@ -82,6 +85,7 @@ class CSRGraph:
             self.right_indices,
             self.left_offsets,
             self.left_indices,
+            verified=self.verified,
         )  # path dropped: the file holds the unswapped orientation
 
     def edges(self) -> tuple[np.ndarray, np.ndarray]:
@@ -271,4 +275,21 @@ def read_csr(path: str | os.PathLike, verify: bool = True) -> CSRGraph:
     lo, li, ro, ri = arrays
     if lo[0] != 0 or lo[-1] != n_edges or ro[0] != 0 or ro[-1] != n_edges:
         raise CSRError(f"{path}: CSR offsets inconsistent with edge count {n_edges}")
-    return CSRGraph(int(n_left), int(n_right), int(n_edges), lo, li, ro, ri, str(path))
+    return CSRGraph(int(n_left), int(n_right), int(n_edges), lo, li, ro, ri, str(path),
+                    verified=verify)
+
+
+def verified(g: CSRGraph) -> CSRGraph:
+    """``g``, its file's payload checksum checked now if :func:`read_csr` left it unchecked;
+    :class:`CSRError` naming the file if it does not match."""
+    if g.verified:
+        return g
+    try:
+        with open(g.path, "rb") as f:
+            crc = HEADER.unpack(f.read(HEADER_SIZE))[-1]
+        payload = np.memmap(g.path, dtype=np.uint8, mode="r", offset=HEADER_SIZE)
+    except (OSError, struct.error, TypeError) as e:
+        raise CSRError(f"{g.path}: cannot check the CSR file ({e})") from None
+    if zlib.crc32(payload) != crc:
+        raise CSRError(f"{g.path}: CSR checksum mismatch (file corrupt)")
+    return dataclasses.replace(g, verified=True)

@@ -408,33 +408,54 @@ class _Bindings:
 
 
 def test_the_driver_starts_in_a_thread_and_the_run_takes_it(monkeypatch):
-    """`python -m cumbe run` starts the driver while it reads the graph (cubin.start_early):
-    the run waits for that thread, takes its driver and makes its context current."""
+    """`python -m cumbe run` starts the driver and the primary context before it imports
+    numpy and reads the graph (cumbe.driver_start): the run waits for that thread, then
+    makes its own driver on the started context, current in the run's thread."""
     import threading
+
+    from cumbe import driver_start
 
     pytest.importorskip("cuda.bindings.driver")
     b = _Bindings()
+    threads = []
     monkeypatch.setattr(cubin, "_drv", lambda: b)
+    monkeypatch.setattr(driver_start, "_drv",
+                        lambda: threads.append(threading.current_thread().name) or b)
     monkeypatch.setattr(cubin, "_DRIVER", None)
-    monkeypatch.setattr(cubin, "_EARLY", None)
+    monkeypatch.setattr(driver_start, "_thread", None)
     for k in ("MBEBENCH_FAST_LAUNCH", "NUMBA_ENABLE_CUDASIM"):
         monkeypatch.delenv(k, raising=False)
     monkeypatch.delitem(sys.modules, "numba.cuda", raising=False)
-    where, real = [], cubin.Driver
-    monkeypatch.setattr(cubin, "Driver", lambda: where.append(threading.current_thread().name)
-                        or real())
-    cubin.start_early()
+    driver_start.start()
+    assert driver_start.pending()
     drv = cubin.driver_for_run()
-    assert isinstance(drv, real) and where == ["cumbe-driver-start"]
-    assert b.calls[-1][0] == "cuCtxSetCurrent"  # current in the run's thread too
-    assert cubin.driver_for_run() is drv and where == ["cumbe-driver-start"]
-    # a thread that failed: the run tries once more itself, then numba's path
+    assert isinstance(drv, cubin.Driver) and not driver_start.pending()
+    calls = [c for c, _ in b.calls]
+    first = calls.index("cuDevicePrimaryCtxRetain")
+    assert calls[:first + 1] == ["cuInit", "cuDeviceGet", "cuDevicePrimaryCtxRetain"]
+    assert threads == [driver_start.NAME]
+    assert calls[-1] == "cuCtxSetCurrent"  # the run's driver, current in its thread
+    assert cubin.driver_for_run() is drv
+    # no device: the thread is not pending, and the run's own start says why not
     monkeypatch.setattr(cubin, "_DRIVER", None)
-    monkeypatch.setattr(cubin, "Driver", lambda: where.append(threading.current_thread().name)
-                        or (_ for _ in ()).throw(RuntimeError("no libcuda")))
-    cubin.start_early()
+    monkeypatch.setattr(driver_start, "_drv", lambda: (_ for _ in ()).throw(OSError("no libcuda")))
+    monkeypatch.setattr(cubin, "Driver", lambda: (_ for _ in ()).throw(RuntimeError("no libcuda")))
+    driver_start.start()
+    driver_start._thread.join()
+    assert not driver_start.pending()
     assert cubin.driver_for_run() is None
-    assert where[1:] == ["cumbe-driver-start", threading.current_thread().name]
+
+
+def test_the_command_line_starts_the_driver_only_for_a_gpu_run():
+    """The guess made before the full parser (and numpy) is imported: a run on one GPU
+    starts the driver early; the simulator, several devices and other commands do not."""
+    from cumbe.__main__ import _needs_driver
+
+    assert _needs_driver(["run", "g.csr"]) and _needs_driver(["run", "g.csr", "--k", "3"])
+    assert not _needs_driver(["run", "g.csr", "--simulate"])
+    assert not _needs_driver(["run", "g.csr", "--devices", "2"])
+    assert not _needs_driver(["run", "g.csr", "--devices=all"])
+    assert not _needs_driver(["--version"]) and not _needs_driver([])
 
 
 def test_the_driver_calls_pass_the_bindings_types(cache, monkeypatch):
@@ -503,3 +524,28 @@ def test_cubin_bytes_reads_bytes_and_a_cuda_core_object_code():
     assert cubin.cubin_bytes(SimpleNamespace(code="/tmp/k.cubin", code_type="cubin")) is None
     assert cubin.cubin_bytes(SimpleNamespace(code=b"ptx", code_type="ptx")) is None
     assert cubin.cubin_bytes(object()) is None
+
+
+@pytest.mark.parametrize("starting", [True, False])
+def test_the_preparation_runs_while_the_driver_starts(monkeypatch, starting):
+    """With the driver starting in its thread the run prepares the graph meanwhile; without
+    one it asks for the device first, so a machine without one is told so before any work."""
+    from cumbe import driver_start, single_device
+    from mbebench.csr import from_edges
+
+    order = []
+
+    class Stop(Exception):
+        pass
+
+    def prepare(state, prepared):
+        order.append("prepare")
+        raise Stop
+
+    monkeypatch.setattr(single_device, "sim_enabled", lambda: False)
+    monkeypatch.setattr(single_device, "_prepare", prepare)
+    monkeypatch.setattr(driver_start, "pending", lambda: starting)
+    monkeypatch.setattr(cubin, "driver_for_run", lambda: order.append("driver") or object())
+    with pytest.raises(Stop):
+        single_device.run(from_edges([0], [0], 1, 1))
+    assert order == (["prepare"] if starting else ["driver", "prepare"])

@@ -554,6 +554,44 @@ def test_a_stale_or_corrupt_preparation_cache_is_ignored_and_rebuilt(tmp_path, m
     assert good != fresh and cached.read_bytes() == fresh  # rewritten whole after each
 
 
+def test_an_unchecked_graph_is_checked_only_when_the_preparation_cache_misses(
+        tmp_path, monkeypatch):
+    """`python -m cumbe run` reads its graph without the payload's checksum: a cache hit
+    uses the entry's arrays, none of the file's; a miss checks the file before preparing
+    it, and a corrupt one is the one-line error naming the file."""
+    import os
+
+    from cumbe import prepare as preparation
+    from mbebench import csr
+
+    monkeypatch.delenv(preparation.CACHE_ENV, raising=False)
+    rng = np.random.default_rng(8)
+    path = tmp_path / "g.csr"
+    left, right = np.nonzero(rng.random((20, 25)) < 0.3)
+    csr.write_csr(from_edges(left, right, 20, 25), path)
+    g = csr.read_csr(path, verify=False)
+    assert not g.verified and not g.swapped().verified and csr.verified(g).verified
+    want = preparation.prepare(csr.read_csr(path))
+    _same_prep(preparation.prepare_cached(g), want)  # a miss: checked, then stored
+    checked = []
+    real = csr.verified
+    monkeypatch.setattr(preparation, "verified", lambda x: checked.append(x) or real(x))
+    # a byte of the payload flipped in place, the file's time kept: the hit needs no check
+    st = path.stat()
+    raw = bytearray(path.read_bytes())
+    raw[-1] ^= 1
+    path.write_bytes(bytes(raw))
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    _same_prep(preparation.prepare_cached(csr.read_csr(path, verify=False)), want)
+    assert checked == []
+    # the entry gone: the miss checks the file and names it
+    for entry in (tmp_path / preparation.CACHE_DIR).iterdir():
+        entry.unlink()
+    with pytest.raises(csr.CSRError, match=f"{path}: CSR checksum mismatch"):
+        preparation.prepare_cached(csr.read_csr(path, verify=False))
+    assert len(checked) == 1
+
+
 def test_the_preparation_cache_can_be_switched_off(tmp_path, monkeypatch):
     from cumbe import prepare as preparation
     from mbebench.csr import read_csr, write_csr
