@@ -58,7 +58,8 @@ def _needs_driver(argv) -> bool:
         a, _ = ap.parse_known_args(argv)
     except SystemExit:  # left to the full parser to explain
         return False
-    return a.cmd == "run" and not a.simulate and a.devices is None
+    sim = os.environ.get("NUMBA_ENABLE_CUDASIM", "0") not in ("", "0")
+    return a.cmd == "run" and not (a.simulate or sim) and a.devices is None
 
 
 def build_parser() -> argparse.ArgumentParser:

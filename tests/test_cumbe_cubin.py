@@ -446,16 +446,20 @@ def test_the_driver_starts_in_a_thread_and_the_run_takes_it(monkeypatch):
     assert cubin.driver_for_run() is None
 
 
-def test_the_command_line_starts_the_driver_only_for_a_gpu_run():
+def test_the_command_line_starts_the_driver_only_for_a_gpu_run(monkeypatch):
     """The guess made before the full parser (and numpy) is imported: a run on one GPU
     starts the driver early; the simulator, several devices and other commands do not."""
     from cumbe.__main__ import _needs_driver
+
+    monkeypatch.delenv("NUMBA_ENABLE_CUDASIM", raising=False)
 
     assert _needs_driver(["run", "g.csr"]) and _needs_driver(["run", "g.csr", "--k", "3"])
     assert not _needs_driver(["run", "g.csr", "--simulate"])
     assert not _needs_driver(["run", "g.csr", "--devices", "2"])
     assert not _needs_driver(["run", "g.csr", "--devices=all"])
     assert not _needs_driver(["--version"]) and not _needs_driver([])
+    monkeypatch.setenv("NUMBA_ENABLE_CUDASIM", "1")
+    assert not _needs_driver(["run", "g.csr"])
 
 
 def test_the_driver_calls_pass_the_bindings_types(cache, monkeypatch):

@@ -1,13 +1,17 @@
 """cuMBE at scale: tiles of real graphs, planted near-bicliques and crowns (run on a GPU machine).
 
     python benchmarks/scale/scale.py --archives konect-mirror/ --out scale-out \\
-        [--gmbe resources/engines/gmbe-205b7cd53db3/src/src/MBE_GPU] [--time-limit 120] [--graphs marvel-x12,planted-s]
+        [--gmbe resources/engines/gmbe-205b7cd53db3/src/src/MBE_GPU] \\
+        [--cumbe-orig resources/engines/cumbe_orig-2fff8005b2f7/src/bin_mbe] \\
+        [--time-limit 120] [--graphs marvel-x12,planted-s]
 
 Makes the graphs (cached in --work), runs cuMBE's paper build (or the --variants given) on each
 (``python -m cumbe run``, one process per run under --time-limit; the kernel is compiled before
-its run is timed: numba's cache, then ``kernel_s``), and GMBE (``-s 2 -f``, on the pipeline's
-input for it) when a binary is given (the pipeline's build: ``python -m mbebench.published``), and writes OUT/scale.json and OUT/scale.md: kernel seconds, bicliques/s, the ratio to
-GMBE's own time and whether the counts agree, with the commit and the GPU.
+its run is timed: numba's cache, then ``kernel_s``), and GMBE (``-s 2 -f``) and the original
+cuMBE when their binaries are given (the pipeline's builds: ``python -m mbebench.published``;
+each on the pipeline's input for it, its own time), and writes OUT/scale.json and
+OUT/scale.md: kernel seconds, bicliques/s, the ratio to each published code's time and
+whether the counts agree, with the commit and the GPU.
 
 Graphs (``--graphs``, comma list; default: every one below):
 
@@ -28,6 +32,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -38,6 +43,7 @@ sys.path.insert(0, str(REPO))
 
 from mbebench.csr import CSRGraph, from_edges, read_csr, write_csr  # noqa: E402
 from mbebench.published import inputs, output  # noqa: E402
+from mbebench.published.codes import CODES  # noqa: E402
 
 from benchmarks import standins  # noqa: E402
 
@@ -45,6 +51,7 @@ DEFAULT_GRAPHS = ("marvel-x12", "marvel-x60", "youtube-groupmemberships-x10",
                   "movielens-10m_ui-x20", "edit-nawiki-x8", "planted-xs", "planted-s",
                   "planted-m", "crown-22", "crowns-18x8")
 VARIANTS = ("cuMBE",)
+PUBLISHED = ("gmbe", "cumbe_orig")
 # planted grades: (|E| of the Chung-Lu graph, blocks, left sizes, right sizes, density, pools)
 PLANTED = {
     "xs": (500_000, 200, (3, 6), (5, 10), (0.8, 1.0), (8_000, 3_000)),
@@ -128,24 +135,27 @@ def run_cumbe(csr: Path, variant: str, limit: float, extra: list[str]) -> dict:
             "phases_s": st.get("phases_s"), "blocks": st.get("blocks")}
 
 
-def run_gmbe(binary: str, g: CSRGraph, csr: Path, limit: float) -> dict:
-    # the pipeline's GMBE input (mbebench.published): line u = the right neighbours of left
-    # vertex u, as GMBE's own preprocess/data_convert.cpp writes a KONECT file (its first
-    # column on the lines); with the other orientation GMBE took 5.0 s on marvel-x12, with
-    # this one 0.159 s (H100)
-    adj = csr.with_suffix(".gmbe.adj")
-    if not adj.exists():
-        inputs.write(g, "adj", adj)
-    t = time.time()
-    try:
-        p = subprocess.run([binary, "-i", str(adj), "-s", "2", "-f"], capture_output=True,
-                           text=True, timeout=limit)
-    except subprocess.TimeoutExpired:
-        return {"status": "timeout", "wall_s": round(time.time() - t, 1)}
+def run_published(name: str, binary: str, g: CSRGraph, limit: float) -> dict:
+    """A published code (``mbebench.published.codes``: gmbe, cumbe_orig) on the pipeline's
+    input for it, in a run folder of its own with a short file name (GMBE copies it into an
+    80-byte buffer), under ``limit``: its own time and count.  GMBE's input is line u = the
+    right neighbours of left vertex u, as its own preprocess/data_convert.cpp writes a KONECT
+    file: with the other orientation it took 5.0 s on marvel-x12, with this one 0.159 s."""
+    code = CODES[name]
+    with tempfile.TemporaryDirectory(prefix="mbe") as tmp:
+        inputs.write(g, code.input, Path(tmp) / f"g.{code.input}")
+        for folder in code.cwd_dirs:
+            (Path(tmp) / folder).mkdir()
+        t = time.time()
+        try:
+            p = subprocess.run([binary, *code.args({}, f"g.{code.input}")], cwd=tmp,
+                               capture_output=True, text=True, timeout=limit)
+        except subprocess.TimeoutExpired:
+            return {"status": "timeout", "wall_s": round(time.time() - t, 1)}
     try:
         if p.returncode:
             raise output.OutputError(f"exit status {p.returncode}")
-        count, seconds = output.gmbe(p.stdout)
+        count, seconds = output.PARSERS[code.output](p.stdout)
     except output.OutputError as e:
         return {"status": "error", "error": f"{e}: {(p.stdout + p.stderr)[-800:]}"}
     return {"status": "ok", "seconds": seconds, "count": count}
@@ -166,21 +176,24 @@ def table(res: dict) -> str:
     lines = [f"commit {res['context']['commit']}, {res['context']['gpu']}, "
              f"{res['context']['date']}, time limit {res['time_limit']} s", "",
              "| graph | edges | bicliques | variant | kernel s | bicliques/s | GMBE s | "
-             "x GMBE | counts |", "|---|---|---|---|---|---|---|---|---|"]
+             "x GMBE | cuMBE (orig.) s | x orig. | counts |", "|---" * 11 + "|"]
     for name, gr in res["graphs"].items():
-        gm = gr.get("gmbe", {})
-        gs = gm.get("seconds") if gm.get("status") == "ok" else None
+        pub = []
+        for code in PUBLISHED:
+            r = gr.get(code, {})
+            pub.append(r.get("seconds") if r.get("status") == "ok" else r.get("status"))
         for v, r in gr["runs"].items():
             if r["status"] != "ok":
-                lines.append(f"| {name} | {gr['edges']} | | {v} | {r['status']} | | | | |")
+                lines.append(f"| {name} | {gr['edges']} | | {v} | {r['status']} | | | | | | |")
                 continue
-            agree = "agree" if gr["agree"] else "DIFFER"
-            ratio = "" if gs is None else f"{r['kernel_s'] / gs:.3f}"
+            cells = []
+            for s in pub:
+                cells += ([f"{s:.4g}", f"{r['kernel_s'] / s:.3f}"] if isinstance(s, float)
+                          else [s or "", ""])
             lines.append(
                 f"| {name} | {gr['edges']} | {r['count']} | {v} | {r['kernel_s']:.4g} | "
-                f"{r['count'] / max(r['kernel_s'], 1e-9):.3g} | "
-                f"{'' if gs is None else f'{gs:.4g}'} | "
-                f"{ratio} | {agree} |")
+                f"{r['count'] / max(r['kernel_s'], 1e-9):.3g} | {' | '.join(cells)} | "
+                f"{'agree' if gr['agree'] else 'DIFFER'} |")
     return "\n".join(lines) + "\n"
 
 
@@ -192,7 +205,9 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default="scale-out")
     ap.add_argument("--graphs", default=",".join(DEFAULT_GRAPHS))
     ap.add_argument("--variants", default=",".join(VARIANTS))
-    ap.add_argument("--gmbe", default="", help="GMBE's binary (bin/MBE_GPU); empty: skip")
+    ap.add_argument("--gmbe", default="", help="GMBE's binary (src/MBE_GPU); empty: skip")
+    ap.add_argument("--cumbe-orig", default="",
+                    help="the original cuMBE's binary (bin_mbe); empty: skip")
     ap.add_argument("--time-limit", type=float, default=120.0, help="seconds per run")
     ap.add_argument("--instrument", action="store_true",
                     help="also run each variant's instrumented build (per-phase clocks)")
@@ -211,15 +226,15 @@ def main(argv=None) -> int:
             if a.instrument:
                 gr["runs"][v + " (instr)"] = run_cumbe(csr, v, a.time_limit, ["--instrument"])
             print(name, v, json.dumps(gr["runs"][v])[:300], flush=True)
-        if a.gmbe:
-            gr["gmbe"] = run_gmbe(a.gmbe, g, csr, a.time_limit)
-            print(name, "GMBE", json.dumps(gr["gmbe"])[:300], flush=True)
         counts = {r["count"] for r in gr["runs"].values() if r["status"] == "ok"}
         fps = {r["fingerprint"] for r in gr["runs"].values() if r["status"] == "ok"}
-        gm = gr.get("gmbe", {})
-        # GMBE counts in 32 bits
-        if gm.get("status") == "ok" and counts and max(counts) < 2**31:
-            counts.add(gm["count"])
+        for code, binary in zip(PUBLISHED, (a.gmbe, a.cumbe_orig)):
+            if binary:
+                gr[code] = run_published(code, binary, g, a.time_limit)
+                print(name, code, json.dumps(gr[code])[:300], flush=True)
+                # both count in 32 bits
+                if gr[code].get("status") == "ok" and counts and max(counts) < 2**31:
+                    counts.add(gr[code]["count"])
         gr["agree"] = len(counts) <= 1 and len(fps) <= 1
         (out / "scale.json").write_text(json.dumps(res, indent=1))
     md = table(res)
