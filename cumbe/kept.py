@@ -49,19 +49,10 @@ class Kept:
 
     def array(self, cuda, name: str, shape: tuple, dtype) -> object:
         """A device array of ``shape``: a view of the kept one when it has the room."""
-        n = int(np.prod(shape))
-        d = self.device.get(name)
-        if d is None or d.size < n or d.dtype != np.dtype(dtype):
-            self.device.pop(name, None)
-            d = self.device[name] = cuda.device_array(max(n, 1), dtype=dtype)
-        return d[:n].reshape(shape)
+        return _view(self.device, name, shape, dtype, cuda.device_array)
 
     def pinned_array(self, cuda, name: str, shape: tuple, dtype) -> np.ndarray:
-        n = int(np.prod(shape))
-        h = self.pinned.get(name)
-        if h is None or h.size < n or h.dtype != np.dtype(dtype):
-            h = self.pinned[name] = cuda.pinned_array(max(n, 1), dtype=dtype)
-        return h[:n].reshape(shape)
+        return _view(self.pinned, name, shape, dtype, cuda.pinned_array)
 
     def stream(self, cuda, name: str):
         if name not in self.streams:
@@ -72,3 +63,14 @@ class Kept:
         if name not in self.events:
             self.events[name] = cuda.event()
         return self.events[name]
+
+
+def _view(store: dict, name: str, shape: tuple, dtype, alloc):
+    """``store[name]`` viewed as ``shape``, first (re)made flat by ``alloc`` when it is missing,
+    too small or of another dtype (the old one dropped before: device memory is freed first)."""
+    n = int(np.prod(shape))
+    a = store.get(name)
+    if a is None or a.size < n or a.dtype != np.dtype(dtype):
+        store.pop(name, None)
+        a = store[name] = alloc(max(n, 1), dtype=dtype)
+    return a[:n].reshape(shape)
