@@ -205,8 +205,8 @@ def bicliques(
 def run(graph: CSRGraph, side: str = DEFAULT_SIDE, shard: str = sharding.WHOLE) -> EngineResult:
     """Count and fingerprint the maximal bicliques of ``graph``, candidates from ``side``
     (``baselines.imbea_spec``: auto, left or right); ``shard`` "i/n": only the first-level
-    tasks (and pieces of heavy ones, :func:`pieces`) of shard i of n (:mod:`mbebench.shard`).  JIT compile (or cache load) first,
-    timed apart as ``compile_seconds``."""
+    tasks (and pieces of heavy ones, :func:`pieces`) of shard i of n (:mod:`mbebench.shard`).
+    JIT compile (or cache load) first, timed apart as ``compile_seconds``."""
     side = _resolve(graph, side)
     sharding.parse(shard)  # a bad shard fails before the compile
     compile_s = warm_up()

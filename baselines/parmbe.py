@@ -78,17 +78,21 @@ def _sigterm_raises():
         signal.signal(signal.SIGTERM, old)
 
 
-_PARENT_WARM: list[float] = []
+_PARENT_WARM: dict[bool, float] = {}
 
 
-def _parent_warm() -> float:
-    """Compile/load the planning kernels in this process (once); seconds taken."""
-    if not _PARENT_WARM:
+def _parent_warm(sharded: bool) -> float:
+    """Compile/load the planning kernels in this process (once), the shard planner's only
+    for a sharded run (an unsharded one never calls them); seconds taken."""
+    if False not in _PARENT_WARM:
         t0 = time.perf_counter()
         plan_tasks(_Prepared(_warm_graph(), True), 2, 2)
+        _PARENT_WARM[False] = time.perf_counter() - t0
+    if sharded and True not in _PARENT_WARM:
+        t0 = time.perf_counter()
         plan_tasks(_Prepared(_warm_graph(), True), 2, 2, shard="0/2")
-        _PARENT_WARM.append(time.perf_counter() - t0)
-    return _PARENT_WARM[0]
+        _PARENT_WARM[True] = time.perf_counter() - t0
+    return sum(_PARENT_WARM.values())
 
 
 def run(
@@ -126,7 +130,7 @@ def run(
             with progress.paused() if own else contextlib.nullcontext():
                 if own:
                     start_server()  # a forkserver (if forks are unsound) warms up meanwhile
-                parent_compile = _parent_warm()
+                parent_compile = _parent_warm(shard != SHARD_WHOLE)
                 if own:
                     with progress.phase("starting workers"):
                         pool = ParMBEPool(nproc)

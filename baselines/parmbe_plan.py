@@ -289,8 +289,9 @@ def _warm_graph() -> CSRGraph:
     return from_edges(left, right, 12, 40)
 
 
-def warm_up() -> float:
-    """Compile (or load from cache) every kernel specialisation; seconds taken."""
+def warm_up(shard: bool = True) -> float:
+    """Compile (or load from cache) every kernel specialisation, the shard planner's only
+    with ``shard`` (workers never plan); seconds taken."""
     t0 = time.perf_counter()
     g = _warm_graph()
     for u_is_left in (True, False):
@@ -298,5 +299,6 @@ def warm_up() -> float:
         plan = plan_tasks(p, 2, 2)
         for i in range(plan.n_tasks):
             p.run(*plan.task(i))
-    plan_tasks(p, 2, 2, shard="0/2")  # the shard planner's kernels
+    if shard:
+        plan_tasks(p, 2, 2, shard="0/2")  # the shard planner's kernels
     return time.perf_counter() - t0

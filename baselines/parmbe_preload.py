@@ -6,6 +6,6 @@ loading them again, once per worker."""
 from baselines.parmbe_plan import warm_up
 
 try:
-    WARM_S = warm_up()
+    WARM_S = warm_up(shard=False)
 except Exception:  # noqa: BLE001 - each worker warms up again and reports what failed
     WARM_S = None

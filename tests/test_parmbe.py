@@ -415,8 +415,11 @@ def test_terminate_returns_when_a_dead_worker_holds_the_task_queue_lock():
 
 def test_pool_workers_are_forked_with_the_kernels_loaded(pool):
     """The forkserver imports ParMBE and loads its kernels once (baselines.parmbe_preload):
-    every worker starts as a fork of it, not by importing numba and loading them again."""
+    every worker starts as a fork of it, not by importing numba and loading them again, and
+    has nothing to warm up (a warm-up of loaded kernels in each of 16 workers was half the
+    pool's start on 2 cores)."""
     assert pool.preloaded == [True] * pool.processes
+    assert pool.compile_times == [0.0] * pool.processes
 
 
 def test_pool_forks_from_the_parent_only_when_that_is_sound():

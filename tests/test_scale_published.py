@@ -20,11 +20,13 @@ def _program(path: Path, body: str) -> str:
     return str(path)
 
 
-def test_published_codes_run_on_their_inputs_and_report_their_own_numbers(tmp_path):
+def test_published_codes_run_on_their_inputs_and_report_their_own_numbers(tmp_path,
+                                                                         monkeypatch):
     g = from_edges([0, 0, 1], [0, 1, 1], 2, 2)
     # GMBE: -i FILE -s 2 -f, an adjacency file; the original cuMBE: FILE cuMBE, a .bi file
     # and a result/ folder in its run folder
-    gmbe = _program(tmp_path / "gmbe", 'test "$1 $3 $4 $5" = "-i -s 2 -f" && test -s "$2" || exit 3\n'
+    gmbe = _program(tmp_path / "gmbe",
+                    'test "$1 $3 $4 $5" = "-i -s 2 -f" && test -s "$2" || exit 3\n'
                     'echo "maximal nodes: 3"; echo "Total processing time: 0.25 seconds"\n')
     orig = _program(tmp_path / "orig", 'test -d result && test -s "$1" && test "$2" = cuMBE '
                     '|| exit 4\necho "maximal bicliques: 3"; echo "runtime (s): 0.5"\n')
@@ -36,3 +38,7 @@ def test_published_codes_run_on_their_inputs_and_report_their_own_numbers(tmp_pa
     assert scale.run_published("gmbe", bad, g, 30)["status"] == "error"
     slow = _program(tmp_path / "slow", "sleep 5\n")
     assert scale.run_published("cumbe_orig", slow, g, 0.5)["status"] == "timeout"
+    # a binary named relative to the caller's folder (as the README's command does) runs
+    # from the code's own run folder all the same
+    monkeypatch.chdir(tmp_path)
+    assert scale.run_published("gmbe", "./gmbe", g, 30)["status"] == "ok"

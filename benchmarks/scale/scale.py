@@ -148,8 +148,9 @@ def run_published(name: str, binary: str, g: CSRGraph, limit: float) -> dict:
             (Path(tmp) / folder).mkdir()
         t = time.time()
         try:
-            p = subprocess.run([binary, *code.args({}, f"g.{code.input}")], cwd=tmp,
-                               capture_output=True, text=True, timeout=limit)
+            # absolute: the program runs in the run folder, where a relative path fails
+            p = subprocess.run([str(Path(binary).resolve()), *code.args({}, f"g.{code.input}")],
+                               cwd=tmp, capture_output=True, text=True, timeout=limit)
         except subprocess.TimeoutExpired:
             return {"status": "timeout", "wall_s": round(time.time() - t, 1)}
     try:
