@@ -3,6 +3,10 @@
     python -m cumbe.selfcheck --simulator --examples 20      # CI: CUDA simulator, one block
     python -m cumbe.selfcheck --examples 200 --blocks 1,2,7,0  # on a GPU
 
+On a GPU every kernel build the checks may launch is compiled first, in parallel processes
+(``--warm-jobs``, :mod:`cumbe.warm`): compiled one after another on first launch they took
+more than 8 minutes of an H100 machine before the first few examples had run.
+
 Seeded random small bipartite graphs (no shrinking: see main) run through
 every variant with the run parameters cycled per case: k in {1, 2, 3, 24}, the
 stealing test switch (``eager_steal`` 0..3: stop signal raised after every
@@ -161,6 +165,9 @@ def main(argv=None) -> int:
                     help="also run the first N parameter sets of every graph in REGRESSIONS")
     ap.add_argument("--run-limit", type=float, default=0.0,
                     help="seconds one run may take before it counts as hung (0: no limit)")
+    ap.add_argument("--warm-jobs", type=int, default=os.cpu_count() or 1,
+                    help="on a GPU: compile every build the checks may launch first, this many "
+                         "at once (cumbe.warm; 0: compile each when first launched)")
     a = ap.parse_args(argv)
     if a.simulator:
         os.environ["NUMBA_ENABLE_CUDASIM"] = "1"  # (the engine shortens the GIL switch
@@ -181,6 +188,17 @@ def main(argv=None) -> int:
     blocks = [int(b) for b in a.blocks.split(",")]
     threads = a.threads or (64 if a.simulator else 128)
     t_start = time.time()
+    if not a.simulator and a.warm_jobs > 0:
+        # up to 28 builds, each compiled in this process on its first launch: minutes of
+        # one core before the first checks, where all of them in parallel take one or two
+        from cumbe.warm import every_build, warm
+
+        builds = every_build(variants, threads)
+        print(f"selfcheck: compiling {len(builds)} builds, {a.warm_jobs} at once",
+              file=sys.stderr, flush=True)
+        if not warm(builds, a.warm_jobs, emit=lambda line: None):
+            print("selfcheck: some builds did not compile in advance; they compile when "
+                  "first launched", file=sys.stderr, flush=True)
     done = {"examples": 0, "runs": 0, "block_wide_runs": 0}
     current: dict = {}
     if a.run_limit > 0:
