@@ -28,7 +28,8 @@ NID_MAX = np.int64(0x7FFFFFFF)
 # numba's disk cache does not key on jit options, so a build under any of them skips it
 # (cumbe.kernel.build), and so does the cubin cache (cumbe.cubin): otherwise a lineinfo or
 # debug run is served the plain build compiled before it.
-BUILD_ENV = ("CUMBE_LINEINFO", "CUMBE_NOINLINE", "CUMBE_DEBUGINFO", "CUMBE_MIN_BLOCKS")
+BUILD_ENV = ("CUMBE_LINEINFO", "CUMBE_NOINLINE", "CUMBE_DEBUGINFO", "CUMBE_MIN_BLOCKS",
+             "CUMBE_MULTILIST")
 
 # phases (index into a worker's phase table)
 PH_SEL, PH_LPRIME, PH_CHECK, PH_EXPAND, PH_FETCH, PH_STEAL, PH_OTHER = range(7)

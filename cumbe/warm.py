@@ -60,14 +60,13 @@ def every_build(variants, threads: int) -> list[str]:
 def compile_one(build: str) -> dict:
     from numba import cuda
 
-    from cumbe import buffers as B
-    from cumbe import kernel as K
+    from cumbe import buffers, kernel
     from cumbe.variants import ABLATIONS
 
     variant, switches = parse(build)
     rs, es, ws = ABLATIONS[variant]
-    kern = K.build(rs=rs, es=es, ws=ws, **switches)
-    sig = tuple(kern.typeof_pyval(x) for x in B.typing_dummies(cuda))
+    kern = kernel.build(rs=rs, es=es, ws=ws, **switches)
+    sig = tuple(kern.typeof_pyval(x) for x in buffers.typing_dummies(cuda))
     t = time.perf_counter()
     ov = kern.compile(sig)
     threads = switches["threads"]

@@ -118,6 +118,7 @@ def _common_options() -> dict:
 def render() -> str:
     """The page, from the schema on disk and the registered engines."""
     sys.path.insert(0, str(REPO))
+    from cumbe.consts import BUILD_ENV
     from mbebench import engine, envvars
 
     schema = yaml.safe_load(SCHEMA.read_text())
@@ -139,8 +140,9 @@ def render() -> str:
             "| variable | what | older name |", "|---|---|---|",
             *[f"| `{name}` | {_text(what)} | {_old_name(name)} |"
               for name, what in envvars.VARIABLES.items()], "",
-            "The kernel's build switches for its developers (`CUMBE_LINEINFO`, `CUMBE_NOINLINE`, "
-            "`CUMBE_DEBUGINFO`, `CUMBE_MIN_BLOCKS`: `cumbe.consts.BUILD_ENV`) keep their names.",
+            "The kernel's build switches for its developers ("
+            + ", ".join(f"`{n}`" for n in BUILD_ENV)
+            + ": `cumbe.consts.BUILD_ENV`) keep their names.",
             ""]
     return "\n".join(out)
 
