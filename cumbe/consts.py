@@ -24,10 +24,11 @@ MASK32 = np.int64(0xFFFFFFFF)
 SHIFT = np.int64(1 << 32)
 NID_MAX = np.int64(0x7FFFFFFF)
 
-# Switches that change the compiled code but not the algorithm (debugging, register bounds).
-# numba's disk cache does not key on jit options, so a build under any of them skips it
-# (cumbe.kernel.build), and so does the cubin cache (cumbe.cubin): otherwise a lineinfo or
-# debug run is served the plain build compiled before it.
+# Switches that change the compiled code but not what it counts (debugging, register bounds,
+# experiments).  numba's disk cache keys on neither jit options nor the environment, so
+# cumbe.kernel.build adds the switches set, with their values, to the cache key (without that
+# a lineinfo run was served the plain build compiled before it); the cubin cache
+# (cumbe.cubin) is not used under any of them.
 BUILD_ENV = ("CUMBE_LINEINFO", "CUMBE_NOINLINE", "CUMBE_DEBUGINFO", "CUMBE_MIN_BLOCKS",
              "CUMBE_MULTILIST")
 

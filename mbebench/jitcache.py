@@ -81,10 +81,12 @@ def _files_digest(paths) -> str:
     return h.hexdigest()
 
 
-def keyed(dispatcher, module: str | None = None):
+def keyed(dispatcher, module: str | None = None, extra: tuple = ()):
     """Add the sources digest of the dispatcher's module to its disk-cache key.  ``module``:
     digest that module instead, for a kernel that a factory in one module makes from
-    device functions made in others (:func:`cumbe.kernel.build` names its package)."""
+    device functions made in others (:func:`cumbe.kernel.build` names its package);
+    ``extra``: more of the key, for what changes the code but is neither source nor a
+    numba option numba keys on (:func:`cumbe.kernel.build`'s build switches)."""
     numba_cpu.start()  # before numba's CPU target starts: 0.2-0.8 s less
     cache = getattr(dispatcher, "_cache", None)
     index_key = getattr(cache, "_index_key", None)
@@ -93,7 +95,7 @@ def keyed(dispatcher, module: str | None = None):
     module_name = module or dispatcher.py_func.__module__
 
     def _index_key(sig, codegen):
-        return (*index_key(sig, codegen), sources_digest(module_name))
+        return (*index_key(sig, codegen), sources_digest(module_name), *extra)
 
     cache._index_key = _index_key
     return dispatcher

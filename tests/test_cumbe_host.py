@@ -389,9 +389,15 @@ def test_budget_applies_the_cap():
 _BUILD_PROBE = """
 import json
 from cumbe import kernel as kernels
+
+class Codegen:  # what numba's index key asks of a codegen
+    def magic_tuple(self):
+        return ("codegen",)
+
 k = kernels.build()
+key = k._cache._index_key((), Codegen()) if hasattr(k._cache, "_index_key") else None
 print(json.dumps({"cache": type(k._cache).__name__, "lineinfo": k.targetoptions["lineinfo"],
-                  "sim": kernels.SIM}))
+                  "sim": kernels.SIM, "key": repr(key)}))
 """
 
 
@@ -403,8 +409,7 @@ def _probe_build(extra_env: dict) -> dict:
     from pathlib import Path
 
     env = {k: v for k, v in os.environ.items()
-           if k != "NUMBA_ENABLE_CUDASIM" and k not in ("CUMBE_LINEINFO", "CUMBE_NOINLINE",
-                                                       "CUMBE_DEBUGINFO", "CUMBE_MIN_BLOCKS")}
+           if k != "NUMBA_ENABLE_CUDASIM" and not k.startswith("CUMBE_")}
     env.update(extra_env)
     out = subprocess.run([sys.executable, "-c", _BUILD_PROBE], env=env, capture_output=True,
                          text=True, timeout=120, check=True,
@@ -412,16 +417,23 @@ def _probe_build(extra_env: dict) -> dict:
     return json.loads(out.strip().splitlines()[-1])
 
 
-def test_debug_builds_skip_the_disk_cache():
-    """numba's disk cache does not key on jit options: a lineinfo build must not be served
-    the plain build compiled before it (it was, on the device: no source lines)."""
+def test_builds_under_a_switch_have_disk_cache_keys_of_their_own():
+    """numba's disk cache keys on neither jit options nor the environment: a lineinfo build
+    must not be served the plain build compiled before it (it was, on the device: no source
+    lines), nor one register bound another's; each switch set, with its value, is in the
+    key, and a switch set to 0 is no switch."""
     plain = _probe_build({})
     if plain["sim"]:
         pytest.skip("numba's CUDA simulator is forced on in this environment")
-    assert plain == {"cache": "CUDACache", "lineinfo": False, "sim": False}
-    assert _probe_build({"CUMBE_LINEINFO": "1"}) == {"cache": "NullCache", "lineinfo": True,
-                                                     "sim": False}
-    assert _probe_build({"CUMBE_NOINLINE": "1"})["cache"] == "NullCache"
+    assert plain["cache"] == "CUDACache" and plain["lineinfo"] is False
+    lineinfo = _probe_build({"CUMBE_LINEINFO": "1"})
+    assert lineinfo["cache"] == "CUDACache" and lineinfo["lineinfo"] is True
+    keys = {plain["key"], lineinfo["key"], _probe_build({"CUMBE_NOINLINE": "1"})["key"],
+            _probe_build({"CUMBE_MIN_BLOCKS": "4"})["key"],
+            _probe_build({"CUMBE_MIN_BLOCKS": "6"})["key"],
+            _probe_build({"CUMBE_MULTILIST": "1"})["key"]}
+    assert len(keys) == 6, keys
+    assert "CUMBE_MIN_BLOCKS', '6'" in _probe_build({"CUMBE_MIN_BLOCKS": "6"})["key"]
     assert _probe_build({"CUMBE_LINEINFO": "0"}) == plain
 
 

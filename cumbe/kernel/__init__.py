@@ -49,10 +49,10 @@ def _os_env(name: str) -> bool:
     return os.environ.get(name, "") not in ("", "0")
 
 
-def _jit_options(threads: int, cache: bool, switches: tuple) -> dict:
+def _jit_options(threads: int, cache: bool) -> dict:
     if SIM:
         return {}
-    kw = {"cache": bool(cache) and not any(switches),
+    kw = {"cache": bool(cache),
           "launch_bounds": (threads, int(os.environ.get("CUMBE_MIN_BLOCKS", "0"))
                             or max(1, 1024 // threads))}
     if _os_env("CUMBE_LINEINFO"):
@@ -79,7 +79,10 @@ def build(rs=True, es=True, ws=True, instr=False, threads=128, cache=True, piece
     """The kernel for one variant and block size (memoised); ``pieces``: it runs tasks in
     pieces (:func:`cumbe.prepare.split`, RS only; without it every task runs whole);
     ``compact``: the compact task layout (:mod:`cumbe.layout`)."""
-    switches = tuple(_os_env(n) for n in BUILD_ENV)
+    # the build switches set, with their values: part of the memo's and the disk cache's
+    # keys (numba's own key has neither jit options nor what a factory reads from the
+    # environment)
+    switches = tuple((n, os.environ[n]) for n in BUILD_ENV if _os_env(n))
     # ``cache`` is part of the key: a build without the disk cache must not be served to a
     # caller that asked for one (or the other way round)
     key = (bool(rs), bool(es), bool(ws), bool(instr), int(threads), switches, bool(cache),
@@ -98,6 +101,7 @@ def build(rs=True, es=True, ws=True, instr=False, threads=128, cache=True, piece
                                 _run_stage(cfg, Group(THREADS, block_sync), progress), progress)
     # keyed on the package: its modules are what the kernel's closures compile in, and
     # this file holds the jit options numba's cache does not key on
-    kern = keyed(cuda.jit(**_jit_options(THREADS, cache, switches))(kernel), module=__name__)
+    kern = keyed(cuda.jit(**_jit_options(THREADS, cache))(kernel), module=__name__,
+                 extra=switches)
     _CACHE[key] = kern
     return kern
