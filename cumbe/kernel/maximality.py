@@ -45,6 +45,26 @@ def make_maximality(cfg, grp):
         return False
 
     @dev
+    def intersect_one(A, adjU, offV, adjV, sh, g, gl, base, o, e, oCB, half, cur, step, m):
+        """One list a barrier: the running intersection (``m`` vertices in buffer half
+        ``cur``) against list ``e`` of L', the survivors into the other half; returns how
+        many.  Three rotating counters (``step``): one barrier a list."""
+        cslot = S_R0 + step % 3
+        if gl == 0:
+            sh[g, S_R0 + (step + 1) % 3] = 0
+        y = adjU[base + A[o + e]]
+        lo = offV[y]
+        hi = offV[y + 1]
+        src = oCB + cur * half
+        dst = oCB + (1 - cur) * half
+        for t in range(gl, m, G):
+            u = A[src + t]
+            if bsearch(adjV, lo, hi, u):
+                A[dst + cuda.atomic.add(sh, (g, cslot), 1)] = u
+        gsync()
+        return sh[g, cslot]
+
+    @dev
     def intersect_lists(A, adjU, offV, adjV, sh, g, gl, base, o, kl, estar, oCB, half, m,
                         target):
         """CUMBE_MULTILIST: the running intersection (``A[oCB:oCB+m]``, the shortest list)
@@ -57,20 +77,8 @@ def make_maximality(cfg, grp):
         e = 0
         while e < kl and m > target and not (m <= 32 and 2 * m <= G):
             if e != estar:
-                cslot = S_R0 + step % 3
-                if gl == 0:
-                    sh[g, S_R0 + (step + 1) % 3] = 0
-                y = adjU[base + A[o + e]]
-                lo = offV[y]
-                hi = offV[y + 1]
-                src = oCB + cur * half
-                dst = oCB + (1 - cur) * half
-                for t in range(gl, m, G):
-                    u = A[src + t]
-                    if bsearch(adjV, lo, hi, u):
-                        A[dst + cuda.atomic.add(sh, (g, cslot), 1)] = u
-                gsync()
-                m = sh[g, cslot]
+                m = intersect_one(A, adjU, offV, adjV, sh, g, gl, base, o, e, oCB, half, cur,
+                                  step, m)
                 cur = 1 - cur
                 step += 1
             e += 1
@@ -153,21 +161,8 @@ def make_maximality(cfg, grp):
                 for e in range(kl):
                     if e == estar:
                         continue
-                    # three rotating counters: one barrier per list
-                    cslot = S_R0 + step % 3
-                    if gl == 0:
-                        sh[g, S_R0 + (step + 1) % 3] = 0
-                    y = adjU[base + A[o + e]]
-                    lo = offV[y]
-                    hi = offV[y + 1]
-                    src = oCB + cur * half
-                    dst = oCB + (1 - cur) * half
-                    for t in range(gl, m, G):
-                        u = A[src + t]
-                        if bsearch(adjV, lo, hi, u):
-                            A[dst + cuda.atomic.add(sh, (g, cslot), 1)] = u
-                    gsync()
-                    m = sh[g, cslot]
+                    m = intersect_one(A, adjU, offV, adjV, sh, g, gl, base, o, e, oCB, half,
+                                      cur, step, m)
                     cur = 1 - cur
                     step += 1
                     if m <= target:
