@@ -165,9 +165,10 @@ def main(argv=None) -> int:
                     help="also run the first N parameter sets of every graph in REGRESSIONS")
     ap.add_argument("--run-limit", type=float, default=0.0,
                     help="seconds one run may take before it counts as hung (0: no limit)")
-    ap.add_argument("--warm-jobs", type=int, default=os.cpu_count() or 1,
+    ap.add_argument("--warm-jobs", type=int, default=min(os.cpu_count() or 1, 16),
                     help="on a GPU: compile every build the checks may launch first, this many "
-                         "at once (cumbe.warm; 0: compile each when first launched)")
+                         "at once (cumbe.warm; each compile holds a process of its own; 0: "
+                         "compile each when first launched)")
     a = ap.parse_args(argv)
     if a.simulator:
         os.environ["NUMBA_ENABLE_CUDASIM"] = "1"  # (the engine shortens the GIL switch
