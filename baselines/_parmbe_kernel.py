@@ -122,7 +122,9 @@ def _closure_is(vo, vi, ui, base, adj, lo, ln, target, buf, ctr):
     The intersection always holds at least ``target`` vertices (X, w and the
     absorbed tail vertices), so we stop as soon as it is down to ``target``.
     ``ctr`` (None, or the counters of :mod:`baselines._work`): the elements
-    read go to ``closure``, and to ``closure_max`` when the test holds.
+    read go to ``closure``, and to ``closure_max`` when the test holds; the test to
+    ``closure_tests``, the lists it intersects to ``closure_lists``, and to
+    ``closure_long`` if its shortest list holds more than 32 vertices (a warp's lanes).
     """
     best = lo
     bd = vo[ui[base + adj[lo]] + 1] - vo[ui[base + adj[lo]]]
@@ -183,10 +185,15 @@ def _closure_is(vo, vi, ui, base, adj, lo, ln, target, buf, ctr):
                 if ctr is not None:
                     work += (p - p0) + m
             m = nm
+            if ctr is not None:
+                ctr[work_counters.C_CLISTS] += 1
             if m <= target:
                 break
     ok = m <= target
     if ctr is not None:
+        ctr[work_counters.C_CTESTS] += 1
+        if bd > 32:
+            ctr[work_counters.C_CLONG] += 1
         ctr[work_counters.C_CLOSURE] += work
         if ok:
             ctr[work_counters.C_CLOSUREMAX] += work

@@ -35,6 +35,9 @@ COUNTERS = (
     "qcheck_q1",  # part of qcheck spent on first-level Q' (lower-rank) vertices
     "qcheck_max",  # part of qcheck spent at maximal nodes (a full scan of Q)
     "closure_max",  # part of closure spent at maximal nodes
+    "closure_tests",  # maximality tests by closure
+    "closure_lists",  # ... lists intersected in them (the shortest one, copied, not counted)
+    "closure_long",  # ... tests whose shortest list holds more than 32 vertices
 )
 NCTR = len(COUNTERS)
 (
@@ -59,6 +62,9 @@ NCTR = len(COUNTERS)
     C_QCHECK1,
     C_QCHECKMAX,
     C_CLOSUREMAX,
+    C_CTESTS,
+    C_CLISTS,
+    C_CLONG,
 ) = range(NCTR)
 
 

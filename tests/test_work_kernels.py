@@ -56,6 +56,9 @@ def test_variant_matches_oracle(variant):
         c = r["counters"]
         assert c["bicliques"] == r["count"]
         assert c["nonmax"] <= c["nodes"]
+        if r["family"] == "parmbe":  # one closure test a node; long ones among them
+            assert c["closure_tests"] == c["nodes"]
+            assert c["closure_long"] <= c["closure_tests"]
 
 
 def test_parse_rejects_unsupported_combinations():

@@ -187,7 +187,8 @@ def engines(graph: CSRGraph) -> list[dict]:
 
 
 SHOW = ("nodes", "nonmax", "n2_scan", "local_build", "zero_words", "lprime", "qcheck",
-        "qcheck_q1", "qcheck_max", "expand", "closure", "closure_max", "sort")  # fmt: skip
+        "qcheck_q1", "qcheck_max", "expand", "closure", "closure_max", "closure_tests",
+        "closure_lists", "closure_long", "sort")  # fmt: skip
 
 
 def fmt_row(r: dict) -> str:
