@@ -109,6 +109,8 @@ class Build(NamedTuple):
     # the compact task layout (cumbe.layout), launched only when memory is short: a build
     # of its own, so that the plain kernel's code stays as it is
     compact: bool = False
+    # CUMBE_MULTILIST (BUILD_ENV): the maximality check's several-lists rounds, an experiment
+    multilist: bool = False
 
 
 class Group(NamedTuple):

@@ -197,9 +197,15 @@ def main(argv=None) -> int:
         builds = every_build(variants, threads)
         print(f"selfcheck: compiling {len(builds)} builds, {a.warm_jobs} at once",
               file=sys.stderr, flush=True)
-        if not warm(builds, a.warm_jobs, emit=lambda line: None):
-            print("selfcheck: some builds did not compile in advance; they compile when "
-                  "first launched", file=sys.stderr, flush=True)
+
+        def failed(line: str) -> None:  # a build that fails here compiles on first launch
+            r = json.loads(line)
+            if "error" in r:
+                why = (r["error"].strip().splitlines() or ["?"])[-1]
+                print(f"selfcheck: {r['build']} did not compile in advance: {why}",
+                      file=sys.stderr, flush=True)
+
+        warm(builds, a.warm_jobs, emit=failed)
     done = {"examples": 0, "runs": 0, "block_wide_runs": 0}
     current: dict = {}
     if a.run_limit > 0:

@@ -9,7 +9,6 @@ node, as the paper's baseline does."""
 
 from __future__ import annotations
 
-import os
 from types import SimpleNamespace
 
 from numba import cuda
@@ -22,13 +21,12 @@ from cumbe.layout import F_QE, K_CB, K_DL, K_LST, K_Q, K_SL, K_SO
 def make_maximality(cfg, grp):
     """The maximality checks for the switches ``cfg`` and the worker kind ``grp``.
 
-    ``CUMBE_MULTILIST=1`` (a build switch, ``cumbe.consts.BUILD_ENV``; an experiment, not
-    timed yet): once the running intersection is down to at most 32 vertices and at most
-    half the group's lanes, the remaining lists are tested several at once, lane (t, q)
-    looking for vertex t in list q, the dead vertices kept as a bit mask: one barrier for
-    ``G // m`` lists instead of one a list, and the idle lanes put to work."""
-    dev, G, gsync = cfg.dev, grp.size, grp.sync
-    MULTI = os.environ.get("CUMBE_MULTILIST", "") not in ("", "0")
+    ``cfg.multilist`` (``CUMBE_MULTILIST=1``, a build switch, ``cumbe.consts.BUILD_ENV``; an
+    experiment, not timed yet): once the running intersection is down to at most 32
+    vertices and at most half the group's lanes, the remaining lists are tested several at
+    once, lane (t, q) looking for vertex t in list q, the dead vertices kept as a bit mask:
+    one barrier for ``G // m`` lists instead of one a list, and the idle lanes put to work."""
+    dev, G, gsync, MULTI = cfg.dev, grp.size, grp.sync, cfg.multilist
 
     @dev
     def bsearch(adj, lo, hi, key):
