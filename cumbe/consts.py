@@ -29,8 +29,7 @@ NID_MAX = np.int64(0x7FFFFFFF)
 # cumbe.kernel.build adds the switches set, with their values, to the cache key (without that
 # a lineinfo run was served the plain build compiled before it); the cubin cache
 # (cumbe.cubin) is not used under any of them.
-BUILD_ENV = ("CUMBE_LINEINFO", "CUMBE_NOINLINE", "CUMBE_DEBUGINFO", "CUMBE_MIN_BLOCKS",
-             "CUMBE_MULTILIST")
+BUILD_ENV = ("CUMBE_LINEINFO", "CUMBE_NOINLINE", "CUMBE_DEBUGINFO", "CUMBE_MIN_BLOCKS")
 
 # phases (index into a worker's phase table)
 PH_SEL, PH_LPRIME, PH_CHECK, PH_EXPAND, PH_FETCH, PH_STEAL, PH_OTHER = range(7)
@@ -109,8 +108,6 @@ class Build(NamedTuple):
     # the compact task layout (cumbe.layout), launched only when memory is short: a build
     # of its own, so that the plain kernel's code stays as it is
     compact: bool = False
-    # CUMBE_MULTILIST (BUILD_ENV): the maximality check's several-lists rounds, an experiment
-    multilist: bool = False
 
 
 class Group(NamedTuple):

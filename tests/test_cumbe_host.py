@@ -431,7 +431,7 @@ def test_builds_under_a_switch_have_disk_cache_keys_of_their_own():
     keys = {plain["key"], lineinfo["key"], _probe_build({"CUMBE_NOINLINE": "1"})["key"],
             _probe_build({"CUMBE_MIN_BLOCKS": "4"})["key"],
             _probe_build({"CUMBE_MIN_BLOCKS": "6"})["key"],
-            _probe_build({"CUMBE_MULTILIST": "1"})["key"]}
+            _probe_build({"CUMBE_DEBUGINFO": "1"})["key"]}
     assert len(keys) == 6, keys
     assert "CUMBE_MIN_BLOCKS', '6'" in _probe_build({"CUMBE_MIN_BLOCKS": "6"})["key"]
     assert _probe_build({"CUMBE_LINEINFO": "0"}) == plain

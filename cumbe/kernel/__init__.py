@@ -95,7 +95,7 @@ def build(rs=True, es=True, ws=True, instr=False, threads=128, cache=True, piece
     # (CUMBE_NOINLINE=1: debugging only, so that compute-sanitizer names device functions)
     inline = not SIM and not _os_env("CUMBE_NOINLINE")
     dev = cuda.jit(device=True, **({"forceinline": True} if inline else {}))
-    cfg = Build(RS, ES, WS, INSTR, THREADS, dev, PIECES, COMPACT, _os_env("CUMBE_MULTILIST"))
+    cfg = Build(RS, ES, WS, INSTR, THREADS, dev, PIECES, COMPACT)
     progress = stages.make_progress(cfg)
     kernel = stages.make_kernel(cfg, _run_stage(cfg, Group(WARP, wsync), progress),
                                 _run_stage(cfg, Group(THREADS, block_sync), progress), progress)

@@ -19,14 +19,8 @@ from cumbe.layout import F_QE, K_CB, K_DL, K_LST, K_Q, K_SL, K_SO
 
 
 def make_maximality(cfg, grp):
-    """The maximality checks for the switches ``cfg`` and the worker kind ``grp``.
-
-    ``cfg.multilist`` (``CUMBE_MULTILIST=1``, a build switch, ``cumbe.consts.BUILD_ENV``; an
-    experiment, not timed yet): once the running intersection is down to at most 32
-    vertices and at most half the group's lanes, the remaining lists are tested several at
-    once, lane (t, q) looking for vertex t in list q, the dead vertices kept as a bit mask:
-    one barrier for ``G // m`` lists instead of one a list, and the idle lanes put to work."""
-    dev, G, gsync, MULTI = cfg.dev, grp.size, grp.sync, cfg.multilist
+    """The maximality checks for the switches ``cfg`` and the worker kind ``grp``."""
+    dev, G, gsync = cfg.dev, grp.size, grp.sync
 
     @dev
     def bsearch(adj, lo, hi, key):
@@ -61,54 +55,6 @@ def make_maximality(cfg, grp):
                 A[dst + cuda.atomic.add(sh, (g, cslot), 1)] = u
         gsync()
         return sh[g, cslot]
-
-    @dev
-    def intersect_lists(A, adjU, offV, adjV, sh, g, gl, base, o, kl, estar, oCB, half, m,
-                        target):
-        """CUMBE_MULTILIST: the running intersection (``A[oCB:oCB+m]``, the shortest list)
-        against every other list of L' but ``estar``; returns its size, or a size at most
-        ``target`` once it is known to be down to |R'|.  One list a barrier while it holds
-        more than 32 vertices or half the lanes, then several lists a barrier (a bit mask
-        of the vertices still in)."""
-        cur = 0
-        step = 0
-        e = 0
-        while e < kl and m > target and not (m <= 32 and 2 * m <= G):
-            if e != estar:
-                m = intersect_one(A, adjU, offV, adjV, sh, g, gl, base, o, e, oCB, half, cur,
-                                  step, m)
-                cur = 1 - cur
-                step += 1
-            e += 1
-        if m <= target or e >= kl:
-            return m
-        # the lists left: e.. but estar; list q of them is e + q, one further past estar
-        nleft = kl - e - (1 if estar >= e else 0)
-        src = oCB + cur * half
-        alive = (I64(1) << m) - 1  # low 32 bits at most: non-negative
-        per = G // m
-        q0 = 0
-        while q0 < nleft:
-            cslot = S_R0 + step % 3
-            if gl == 0:
-                sh[g, S_R0 + (step + 1) % 3] = 0
-            for w in range(gl, m * per, G):
-                t = w % m
-                q = q0 + w // m
-                if q < nleft and (alive >> t) & 1:
-                    ee = e + q
-                    if estar >= e and ee >= estar:
-                        ee += 1
-                    y = adjU[base + A[o + ee]]
-                    if not bsearch(adjV, offV[y], offV[y + 1], A[src + t]):
-                        cuda.atomic.or_(sh, (g, cslot), I32(I64(1) << t))
-            gsync()
-            alive &= ~(I64(sh[g, cslot]) & I64(0xFFFFFFFF))
-            step += 1
-            q0 += per
-            if cuda.popc(alive) <= target:
-                break
-        return cuda.popc(alive)
 
     @dev
     def check_maximality(A, adjU, offV, adjV, sh, g, gl, R, base, o, kl, target):
@@ -152,19 +98,15 @@ def make_maximality(cfg, grp):
             m = dmin
             cur = 0
             step = 0
-            if MULTI:
-                m = intersect_lists(A, adjU, offV, adjV, sh, g, gl, base, o, kl, estar, oCB,
-                                    half, m, target)
-            else:
-                for e in range(kl):
-                    if e == estar:
-                        continue
-                    m = intersect_one(A, adjU, offV, adjV, sh, g, gl, base, o, e, oCB, half,
-                                      cur, step, m)
-                    cur = 1 - cur
-                    step += 1
-                    if m <= target:
-                        break
+            for e in range(kl):
+                if e == estar:
+                    continue
+                m = intersect_one(A, adjU, offV, adjV, sh, g, gl, base, o, e, oCB, half, cur,
+                                  step, m)
+                cur = 1 - cur
+                step += 1
+                if m <= target:
+                    break
             if gl == 0 and m > target:
                 sh[g, S_NONMAX] = 1
             return
