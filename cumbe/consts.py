@@ -29,7 +29,8 @@ NID_MAX = np.int64(0x7FFFFFFF)
 # cumbe.kernel.build adds the switches set, with their values, to the cache key (without that
 # a lineinfo run was served the plain build compiled before it); the cubin cache
 # (cumbe.cubin) is not used under any of them.
-BUILD_ENV = ("CUMBE_LINEINFO", "CUMBE_NOINLINE", "CUMBE_DEBUGINFO", "CUMBE_MIN_BLOCKS")
+BUILD_ENV = ("CUMBE_LINEINFO", "CUMBE_NOINLINE", "CUMBE_DEBUGINFO", "CUMBE_MIN_BLOCKS",
+             "CUMBE_WRAPAROUND")
 
 # phases (index into a worker's phase table)
 PH_SEL, PH_LPRIME, PH_CHECK, PH_EXPAND, PH_FETCH, PH_STEAL, PH_OTHER = range(7)

@@ -32,7 +32,7 @@ import os
 
 from numba import cuda
 
-from cumbe.kernel import fetch, lists, maximality, search, stages, stealing
+from cumbe.kernel import fetch, indexing, lists, maximality, search, stages, stealing
 from cumbe.kernel.consts import *
 from cumbe.kernel.consts import MAX_THREADS, WARP, Build, Group
 from cumbe.kernel.sync import SIM, SIM_WARPS, _block_sync_impl, block_sync, wsync  # noqa: F401  (tests and tools reach them here)
@@ -103,5 +103,8 @@ def build(rs=True, es=True, ws=True, instr=False, threads=128, cache=True, piece
     # this file holds the jit options numba's cache does not key on
     kern = keyed(cuda.jit(**_jit_options(THREADS, cache))(kernel), module=__name__,
                  extra=switches)
+    # (CUMBE_WRAPAROUND=1: numba's Python indexing, to rule the code generation out)
+    if not SIM and not _os_env("CUMBE_WRAPAROUND"):
+        kern = indexing.compiling_non_negative(kern)
     _CACHE[key] = kern
     return kern
