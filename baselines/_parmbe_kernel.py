@@ -41,11 +41,11 @@ are split, and into how many pieces, is decided before any task runs (see
 :mod:`baselines._parmbe_plan_kernel`).
 
 The per-graph scratch arrays (``cnt``, ``slot``, ``touched``: one entry per U
-vertex; ``buf``: the largest V degree) are allocated once by the caller and
-handed to every call: a task is often a few milliseconds of work, and
-allocating and initialising O(|U|) memory plus scanning all of V per task
-would be a per-task cost that grows with the number of tasks.  ``cnt`` must be
-all zeros and ``slot`` all -1 on entry; both are left that way on return.
+vertex; ``buf``: the largest V degree; :func:`baselines.parmbe_plan.new_scratch`) are
+allocated once by the caller and handed to every call: a task is often a few
+milliseconds of work, and allocating and initialising O(|U|) memory plus scanning
+all of V per task would be a per-task cost that grows with the number of tasks.
+``cnt`` must be all zeros and ``slot`` all -1 on entry; both are left that way on return.
 
 ``run_tasks`` is the engine's search; ``build(skip=False)`` makes it without
 the skip flags (the work analysis measures what they save).  Work
@@ -248,19 +248,6 @@ def _split_two_hop(v, d, rank, cnt, touched, nt, u_is_left):
             npp += 1
             tot += c
     return killed, npp, tot, sum_x, nx
-
-
-def new_scratch(uo, vo):
-    """The per-graph scratch arrays of :func:`run_tasks` and of the planner's
-    ``tail_sizes``."""
-    n_u = uo.shape[0] - 1
-    maxdv = int(np.diff(vo).max()) if vo.shape[0] > 1 else 1
-    return (
-        np.zeros(n_u, np.int32),
-        np.full(n_u, -1, np.int32),
-        np.empty(n_u, np.int32),
-        np.empty(max(maxdv, 1), np.int32),
-    )
 
 
 _BUILDS: dict = {}

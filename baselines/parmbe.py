@@ -31,6 +31,7 @@ import tempfile
 import threading
 import time
 
+from baselines.parmbe_aot import kernels
 from baselines.parmbe_plan import (  # noqa: F401 (public names of the engine)
     DEFAULT_MAX_SPLIT,
     DEFAULT_SPLIT_THRESHOLD,
@@ -82,8 +83,11 @@ _PARENT_WARM: dict[bool, float] = {}
 
 
 def _parent_warm(sharded: bool) -> float:
-    """Compile/load the planning kernels in this process (once), the shard planner's only
-    for a sharded run (an unsharded one never calls them); seconds taken."""
+    """Load the planning kernels in this process (once), the shard planner's only for a
+    sharded run (an unsharded one never calls them); seconds taken.  The kernels are the
+    ahead-of-time compiled ones where they are built (:mod:`baselines.parmbe_aot`: no numba
+    import), built here first when this checkout's key has none (a process of its own,
+    seconds, as a first JIT compile), else numba's from its cache."""
     if False not in _PARENT_WARM:
         t0 = time.perf_counter()
         plan_tasks(_Prepared(_warm_graph(), True), 2, 2)
@@ -192,6 +196,9 @@ def _pool_stats(pool: ParMBEPool, plan: Plan, ex: dict, nproc: int, plan_s: floa
         "presplit_tasks": plan.n_presplit,
         "pool_start_s": round(pool.start_s, 4),
         "start_method": pool.start_method,
+        # which kernels ran (baselines.parmbe_aot): "aot" or "jit", in the parent and every
+        # worker, or both names joined when they differ
+        "kernels": "+".join(sorted({kernels().kind, *pool.kernels})),
         "max_task_s": round(pool.max_task_s, 6),
         # where algo_seconds goes besides the work: planning in the
         # parent, dispatch until the last worker started its first task,
@@ -243,6 +250,7 @@ def run_serial(
             "split_tasks": plan.n_split,
             "presplit_tasks": plan.n_presplit,
             "side": "left" if u_is_left else "right",
+            "kernels": kernels().kind,
             **plan.shard_stats,
         },
     )

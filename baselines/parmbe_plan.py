@@ -20,6 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from baselines.parmbe_aot import kernels
 from baselines.parmbe_spec import DEFAULT_SIDE
 from mbebench import shard as sharding
 from mbebench.csr import CSRGraph, from_edges
@@ -131,8 +132,6 @@ def plan_tasks(
 
     ``shard`` "i/n" (n > 1): only shard i's items (:func:`_shard_plan`).
     """
-    from baselines import _parmbe_plan_kernel as plan_kernel
-
     _, sn = sharding.parse(shard)
 
     est = prep.estimates(threads, processes)
@@ -171,7 +170,7 @@ def plan_tasks(
     if sn > 1:
         return _shard_plan(verts, cost, est, kk, shard, processes, max_split, tasks_per_process,
                            n_split, n_presplit)
-    tv, tk, tn, bounds = plan_kernel.build_tasks(verts, cost, kk, tau, MAX_CHUNK_VERTICES)
+    tv, tk, tn, bounds = kernels().build_tasks(verts, cost, kk, tau, MAX_CHUNK_VERTICES)
     items = np.repeat(cost / kk, kk)
     vcost = np.zeros(deg.size, np.float64)
     vcost[verts] = cost
@@ -191,8 +190,6 @@ def _shard_plan(verts, cost, est, kk, shard, processes, max_split, tasks_per_pro
     (branches i = k mod K are the branches i = k + jK mod mK, j < m: still a
     partition, and only k = 0 reports the subproblem's top biclique), then the
     items are grouped into tasks as in the unsharded plan."""
-    from baselines import _parmbe_plan_kernel as plan_kernel
-
     si, sn = sharding.parse(shard)
     kk = kk.astype(np.int64)
     tv = np.repeat(verts, kk)
@@ -214,11 +211,26 @@ def _shard_plan(verts, cost, est, kk, shard, processes, max_split, tasks_per_pro
                       np.repeat(tn * m, m), np.repeat(ic / m, m))
     order = np.argsort(-ic, kind="stable")  # most expensive first, as unsharded
     tv, tk, tn, ic = tv[order], tk[order], tn[order], ic[order]
-    bounds = plan_kernel.item_bounds(tn.astype(np.int32), ic, tau, MAX_CHUNK_VERTICES)
+    bounds = kernels().item_bounds(tn.astype(np.int32), ic, tau, MAX_CHUNK_VERTICES)
     task_costs = (np.add.reduceat(ic, np.asarray(bounds[:-1], np.int64))
                   if len(bounds) > 1 else np.zeros(0))
     return Plan(tv.astype(np.int32), tk.astype(np.int32), tn.astype(np.int32), bounds,
                 n_split, n_presplit, stats, task_costs)
+
+
+def new_scratch(uo, vo):
+    """The per-graph scratch arrays of the search (``run_tasks``: ``cnt`` all zeros,
+    ``slot`` all -1, ``touched``, ``buf``; :mod:`baselines._parmbe_kernel` says why they are
+    the caller's) and of the planner's ``tail_sizes``.  Plain numpy, here rather than
+    beside the kernels, so that a run with the ahead-of-time kernels never imports numba."""
+    n_u = uo.shape[0] - 1
+    maxdv = int(np.diff(vo).max()) if vo.shape[0] > 1 else 1
+    return (
+        np.zeros(n_u, np.int32),
+        np.full(n_u, -1, np.int32),
+        np.empty(n_u, np.int32),
+        np.empty(max(maxdv, 1), np.int32),
+    )
 
 
 class _Prepared:
@@ -233,19 +245,16 @@ class _Prepared:
 
     def scratch(self):
         if self._scratch is None:
-            from baselines import _parmbe_kernel as search_kernel
-
-            self._scratch = search_kernel.new_scratch(self.uo, self.vo)
+            self._scratch = new_scratch(self.uo, self.vo)
         return self._scratch
 
     def estimates(self, threads: ThreadPoolExecutor | None = None, nthreads: int = 1) -> np.ndarray:
-        from baselines import _parmbe_plan_kernel as plan_kernel
-
+        tail_estimates = kernels().tail_estimates
         n = len(self.uo) - 1
         est = np.zeros(n, np.int64)
         args = (self.uo, self.ui, self.vo, self.vi, self.rank)
         if threads is None or nthreads <= 1 or self.uo[-1] < 16384:
-            plan_kernel.tail_estimates(*args, 0, n, est)
+            tail_estimates(*args, 0, n, est)
             return est
         # The work of a vertex grows with its edges: blocks of equal edge
         # counts, a few per thread (the kernel releases the GIL).
@@ -254,7 +263,7 @@ class _Prepared:
         cuts[0], cuts[-1] = 0, n
         cuts = np.maximum.accumulate(np.minimum(cuts, n))
         jobs = [
-            threads.submit(plan_kernel.tail_estimates, *args, int(lo), int(hi), est)
+            threads.submit(tail_estimates, *args, int(lo), int(hi), est)
             for lo, hi in zip(cuts[:-1], cuts[1:])
             if hi > lo
         ]
@@ -263,20 +272,16 @@ class _Prepared:
         return est
 
     def tail_sizes(self, verts: np.ndarray) -> np.ndarray:
-        from baselines import _parmbe_plan_kernel as plan_kernel
-
         cnt, _, touched, _ = self.scratch()
         verts = np.ascontiguousarray(verts, np.int32)
-        return plan_kernel.tail_sizes(self.uo, self.ui, self.vo, self.vi, self.rank, verts, cnt,
-                                      touched)
+        return kernels().tail_sizes(self.uo, self.ui, self.vo, self.vi, self.rank, verts, cnt,
+                                    touched)
 
     def run(self, verts, ks, nks):
-        from baselines import _parmbe_kernel as search_kernel
-
         cnt, slot, touched, buf = self.scratch()
-        c, fp = search_kernel.run_tasks(
+        c, fp = kernels().run_tasks(
             self.uo, self.ui, self.vo, self.vi, self.rank, verts, ks, nks,
-            self.u_is_left, cnt, slot, touched, buf, None,
+            self.u_is_left, cnt, slot, touched, buf,
         )  # fmt: skip
         return int(c), int(fp)
 

@@ -45,6 +45,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from baselines.parmbe_aot import kernels
 from baselines.parmbe_plan import Plan, _Prepared, warm_up
 from mbebench.csr import read_csr
 from mbebench.engine import WorkerPool
@@ -95,7 +96,7 @@ def _init_worker(ready_q, next_task, done) -> None:
     except BaseException:
         ready_q.put(("error", os.getpid(), traceback.format_exc()))
         raise
-    ready_q.put(("ready", os.getpid(), compile_s, loaded))
+    ready_q.put(("ready", os.getpid(), compile_s, loaded, kernels().kind))
 
 
 def _graph_key(path: str, u_is_left: bool) -> tuple:
@@ -213,6 +214,7 @@ class ParMBEPool(WorkerPool):
         self.pids: list[int] = []
         self.compile_times: list[float] = []
         self.preloaded: list[bool] = []  # per worker: forked with the kernels loaded
+        self.kernels: list[str] = []  # per worker: "aot" or "jit" (parmbe_aot.kernels)
         try:
             deadline = time.monotonic() + READY_TIMEOUT_S
             seen = set()
@@ -238,6 +240,7 @@ class ParMBEPool(WorkerPool):
                 self.pids.append(msg[1])
                 self.compile_times.append(msg[2])
                 self.preloaded.append(msg[3])
+                self.kernels.append(msg[4])
         except BaseException:
             self.terminate()
             raise

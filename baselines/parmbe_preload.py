@@ -1,7 +1,8 @@
 """Imported by the forkserver of ParMBE's pool (:mod:`baselines.parmbe_pool`), once: it
-imports numba and ParMBE and compiles (or loads from numba's cache) every kernel there, so
-that each worker, a fork of the server, starts with them loaded instead of importing and
-loading them again, once per worker."""
+imports ParMBE and loads every kernel there (the ahead-of-time compiled ones,
+:mod:`baselines.parmbe_aot`, else numba's, compiled or loaded from its cache), so that each
+worker, a fork of the server, starts with them loaded instead of loading them again, once
+per worker."""
 
 from baselines.parmbe_plan import warm_up
 

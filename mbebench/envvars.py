@@ -23,6 +23,9 @@ VARIABLES = {
                                     "cubin, and if not, why",
     "MBEBENCH_CUBIN_CACHE": "the folder of cuMBE's cached cubins (default $NUMBA_CACHE_DIR/"
                             "cumbe-cubin, else cumbe/kernel/__pycache__/cubin)",
+    "MBEBENCH_PARMBE_AOT": "0: ParMBE runs numba's JIT kernels, never builds or loads its "
+                           "ahead-of-time compiled ones (baselines/parmbe_aot.py; cached in "
+                           "$NUMBA_CACHE_DIR/parmbe-aot, else baselines/__pycache__/parmbe-aot)",
     "MBEBENCH_SIM_DEVICES": "devices the CUDA simulator pretends to have (default 1)",
     "MBEBENCH_ENGINES_DIR": "where the published codes are built (default resources/engines)",
     "MBEBENCH_SHARED": "the tests' shared data folder (default ../shared beside the checkout)",

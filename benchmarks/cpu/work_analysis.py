@@ -37,7 +37,7 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
-from baselines import _imbea_kernel, _parmbe_kernel, imbea, parmbe  # noqa: E402
+from baselines import _imbea_kernel, _parmbe_kernel, imbea, parmbe, parmbe_plan  # noqa: E402
 from baselines._imbea_parts import elem_weights  # noqa: E402
 from baselines._work import as_dict, new_counters  # noqa: E402
 from mbebench.csr import CSRGraph, from_edges, read_csr  # noqa: E402
@@ -138,7 +138,7 @@ def run_variant(graph: CSRGraph, name: str) -> dict:
         search = _parmbe_kernel.build(skip=bool(spec["skip"]))
         verts = order[np.diff(c_off)[order] > 0]
         ones = np.ones(verts.size, np.int32)  # whole subproblems: piece 0 of 1
-        cnt, slot, touched, buf = _parmbe_kernel.new_scratch(c_off, l_off)
+        cnt, slot, touched, buf = parmbe_plan.new_scratch(c_off, l_off)
         count, fp = search(c_off, c_idx, l_off, l_idx, rank.astype(np.int32), verts, ones - 1,
                            ones, left, cnt, slot, touched, buf, ctr)  # fmt: skip
     secs, cpu = time.perf_counter() - t0, time.process_time() - c0

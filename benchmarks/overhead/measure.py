@@ -54,6 +54,7 @@ def main():
         json.dump({"wall_s": wall, "algo_s": r.algo_seconds, "count": r.count,
                    "fingerprint": r.fingerprint, "start_method": r.stats.get("start_method"),
                    "pool_start_s": r.stats.get("pool_start_s"),
+                   "kernels": r.stats.get("kernels"),
                    "compile_s": r.compile_seconds}, f)
 if __name__ == "__main__":
     main()
@@ -133,6 +134,8 @@ def table(rows: list[dict]) -> str:
         else:
             parts = [f"pool start {r['pool_start_s']:.2f}"]
             algo, path = r["algo_s"], r.get("start_method") or "?"
+            if r.get("kernels"):  # baselines.parmbe_aot: "aot" or numba's "jit"
+                path += f", {r['kernels']}"
         lines.append(f"| {r['graph']} | {r['engine']} | {r['tree']} | {path} | {r['wall_s']:.2f} | "
                      f"{algo:.3f} | **{r['beside_s']:.2f}** | {', '.join(parts)} |")
     return "\n".join(lines)

@@ -28,7 +28,8 @@ mkdir -p "$WORK"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$DEST/gpu.txt"
 
 # 1. machine code of every build in both checkouts, one process each; meanwhile the first
-#    run of each checkout fills numba's caches (kernel, preparation, ParMBE)
+#    run of each checkout fills numba's caches (kernel, preparation, ParMBE; ParMBE's
+#    ahead-of-time kernels are built there)
 pids=()
 [ "$OLD" = "$NEW" ] && BUILDS=""
 for b in $BUILDS; do
