@@ -22,18 +22,26 @@ def _install() -> None:
     """Wrap numba's index fix-up once; the wrapper defers to numba's unless switched on."""
     if _INSTALLED:
         return
-    from numba.cuda import types
+    from numba.cuda import cgutils, types
     from numba.cuda.np import arrayobj
 
     numba_fix = arrayobj.fix_integer_index
+    numba_pointer = cgutils.get_item_pointer2
 
     def fix_integer_index(context, builder, idxty, idx, size):
         if getattr(_STATE, "depth", 0) and idxty.signed:
             return context.cast(builder, idx, idxty, types.intp)
         return numba_fix(context, builder, idxty, idx, size)
 
+    def get_item_pointer2(*args, **kw):
+        # the atomics (cuda.atomic.add(sh, (g, k), 1), ...) ask for wraparound here
+        if getattr(_STATE, "depth", 0):
+            kw["wraparound"] = False
+        return numba_pointer(*args, **kw)
+
     arrayobj.fix_integer_index = fix_integer_index
-    _INSTALLED.append(numba_fix)
+    cgutils.get_item_pointer2 = get_item_pointer2
+    _INSTALLED.append((numba_fix, numba_pointer))
 
 
 @contextlib.contextmanager
