@@ -58,15 +58,22 @@ def interrupted_at() -> float | None:
     return _STOP.get("at")
 
 
-def _root(row_path: str | os.PathLike) -> Path:
-    """The working directory of ``results/runs/<dataset>/<run_id>.json``."""
-    return Path(row_path).parents[3]
-
-
-def copy_path(row_path: str | os.PathLike) -> Path:
-    """Where :func:`keep` puts the copy of the row at ``row_path``."""
+def _root(row_path: str | os.PathLike) -> Path | None:
+    """The working directory of ``results/runs/<dataset>/<run_id>.json``; None for a row
+    written anywhere else (``mbe-bench run --out`` by hand: Snakemake never ran it, so
+    nothing of it is kept or taken)."""
     p = Path(row_path)
-    return _root(p) / STOPPED / p.parent.name / p.name
+    if len(p.parents) < 4 or p.parents[1].relative_to(p.parents[3]) != Path(paths.RUNS):
+        return None
+    return p.parents[3]
+
+
+def copy_path(row_path: str | os.PathLike) -> Path | None:
+    """Where :func:`keep` puts the copy of the row at ``row_path`` (None: nowhere, see
+    :func:`_root`)."""
+    p = Path(row_path)
+    root = _root(p)
+    return None if root is None else root / STOPPED / p.parent.name / p.name
 
 
 def keep(row_paths: Iterable[str | os.PathLike], since: float | None) -> list[Path]:
@@ -82,8 +89,8 @@ def keep(row_paths: Iterable[str | os.PathLike], since: float | None) -> list[Pa
         except OSError:
             continue
         row = row_or_none(p)
-        if row is not None and row["status"] in REUSABLE:
-            dest = copy_path(p)
+        dest = copy_path(p)
+        if dest is not None and row is not None and row["status"] in REUSABLE:
             dest.parent.mkdir(parents=True, exist_ok=True)
             atomic.write_json(dest, row)
             made.append(dest)
@@ -97,6 +104,8 @@ def take(row_path: str | os.PathLike, want: Mapping) -> dict | None:
     from mbebench.gather import run_key
 
     src = copy_path(row_path)
+    if src is None:
+        return None
     row = row_or_none(src)
     if row is None and not src.exists():
         return None

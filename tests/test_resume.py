@@ -9,6 +9,7 @@ import signal
 import time
 
 import pytest
+from pathlib import Path
 
 from mbebench import resume
 
@@ -98,3 +99,24 @@ def test_a_copy_lives_for_one_run(tmp_path):
     resume.clear(tmp_path)  # a run that ended well: all go
     assert not newer.exists() and not (tmp_path / "results/stopped").exists()
     resume.clear(tmp_path)  # nothing there: nothing to do
+
+
+@pytest.mark.parametrize("where", ["x.json", "out/x.json", "/x.json", "a/b/c/x.json",
+                                   "a/results/other/d/x.json"])
+def test_a_row_outside_the_runs_folder_is_neither_kept_nor_taken(tmp_path, where):
+    """``mbe-bench run --out`` by hand may write its row anywhere: no copy path, nothing kept
+    or taken, no error."""
+    assert resume.copy_path(where) is None
+    p = tmp_path / where.lstrip("/")
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text(json.dumps(_row()))
+    assert resume.copy_path(p) is None
+    assert resume.keep([p], 0.0) == []
+    assert resume.take(p, _row()) is None
+    assert json.loads(p.read_text()) == _row()
+
+
+def test_relative_and_absolute_rows_of_the_runs_folder_have_copies(tmp_path):
+    assert resume.copy_path("results/runs/a/x.json") == Path("results/stopped/a/x.json")
+    assert resume.copy_path(tmp_path / "results/runs/a/x.json") == \
+        tmp_path / "results/stopped/a/x.json"

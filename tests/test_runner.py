@@ -254,6 +254,20 @@ def test_cli_by_hand_fills_and_checks_a_registered_engines_parameters(graph_file
     assert (row["engine"], row["label"], row["timed"]) == ("imbea", "iMBEA", True)
 
 
+def test_cli_by_hand_writes_its_row_anywhere(graph_file, tmp_path):
+    """A row path outside results/runs/<dataset>/ (here one folder deep, relative): the
+    resume logic, which keeps rows of a stopped Snakemake run, has nothing to do with it (it
+    raised IndexError on such a path)."""
+    _, path = graph_file
+    res = subprocess.run(["python", "-m", "mbebench", "run", "--dataset", "toy", "--run-id", "x",
+                          "--graph", str(path), "--out", "x.json", "--engine", "imbea"],
+                         capture_output=True, text=True, cwd=tmp_path,
+                         env={**os.environ, "PYTHONPATH": os.pathsep.join(
+                             filter(None, [str(HERE.parent), os.environ.get("PYTHONPATH")]))})
+    assert res.returncode == 0, res.stderr
+    assert json.loads((tmp_path / "x.json").read_text())["status"] == "ok"
+
+
 def test_cli_unexpected_error_prints_its_traceback(tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text('{"dataset": "A"}')
