@@ -49,7 +49,7 @@ from benchmarks import standins  # noqa: E402
 
 DEFAULT_GRAPHS = ("marvel-x12", "marvel-x60", "youtube-groupmemberships-x10",
                   "movielens-10m_ui-x20", "edit-nawiki-x8", "planted-xs", "planted-s",
-                  "planted-m", "crown-22", "crowns-18x8")
+                  "planted-m", "planted-l", "crown-22", "crowns-18x8")
 VARIANTS = ("cuMBE",)
 PUBLISHED = ("gmbe", "cumbe_orig")
 # planted grades: (|E| of the Chung-Lu graph, blocks, left sizes, right sizes, density, pools)
