@@ -69,8 +69,8 @@ def main(argv: list[str]) -> int:
         t = time.time()
         kern = kernel.build(rs=rs, es=es, ws=ws, instr="instr" in flags, threads=128,
                        pieces="pieces" in flags, compact="compact" in flags, cache=False)
-        with (contextlib.nullcontext() if os.environ.get("CUMBE_WRAPAROUND", "") not in ("", "0")
-              else indexing.non_negative()):  # as kernel.build's own compile does
+        with (indexing.non_negative() if kernel.non_negative_indexing()
+              else contextlib.nullcontext()):  # as kernel.build's own compile does
             ptx, _ = cuda.compile_ptx(kern.py_func, sig, cc=(9, 0))
         with tempfile.TemporaryDirectory() as d:
             with open(f"{d}/k.ptx", "w") as f:

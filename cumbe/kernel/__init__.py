@@ -50,6 +50,13 @@ def _os_env(name: str) -> bool:
     return os.environ.get(name, "") not in ("", "0")
 
 
+def non_negative_indexing() -> bool:
+    """Whether the kernel compiles its array indices without wraparound
+    (:mod:`cumbe.kernel.indexing`): on every GPU build but under ``CUMBE_WRAPAROUND=1``, which
+    keeps numba's Python indexing to rule the code generation out."""
+    return not SIM and not _os_env("CUMBE_WRAPAROUND")
+
+
 def _jit_options(threads: int, cache: bool) -> dict:
     if SIM:
         return {}
@@ -107,8 +114,7 @@ def build(rs=True, es=True, ws=True, instr=False, threads=128, cache=True, piece
     # this file holds the jit options numba's cache does not key on
     kern = keyed(cuda.jit(**_jit_options(THREADS, cache))(kernel), module=__name__,
                  extra=switches)
-    # (CUMBE_WRAPAROUND=1: numba's Python indexing, to rule the code generation out)
-    if not SIM and not _os_env("CUMBE_WRAPAROUND"):
+    if non_negative_indexing():
         kern = indexing.compiling_non_negative(kern)
     _CACHE[key] = kern
     return kern

@@ -15,12 +15,13 @@ import contextlib
 import threading
 
 _STATE = threading.local()
-_INSTALLED = []
+_installed = False
 
 
 def _install() -> None:
     """Wrap numba's index fix-up once; the wrapper defers to numba's unless switched on."""
-    if _INSTALLED:
+    global _installed
+    if _installed:
         return
     from numba.cuda import cgutils, types
     from numba.cuda.np import arrayobj
@@ -41,7 +42,7 @@ def _install() -> None:
 
     arrayobj.fix_integer_index = fix_integer_index
     cgutils.get_item_pointer2 = get_item_pointer2
-    _INSTALLED.append((numba_fix, numba_pointer))
+    _installed = True
 
 
 @contextlib.contextmanager
