@@ -34,7 +34,6 @@ import contextlib
 import hashlib
 import importlib.machinery
 import importlib.util
-import json
 import os
 import subprocess
 import sys
@@ -76,9 +75,9 @@ def enabled() -> bool:
 
 
 def cache_dir() -> Path:
-    if os.environ.get("NUMBA_CACHE_DIR"):
-        return Path(os.environ["NUMBA_CACHE_DIR"]) / "parmbe-aot"
-    return ROOT / "baselines" / "__pycache__" / "parmbe-aot"
+    from mbebench.jitcache import beside_numba_cache
+
+    return beside_numba_cache("parmbe-aot", ROOT / "baselines" / "__pycache__" / "parmbe-aot")
 
 
 def _version_file(package: str) -> str:
@@ -117,7 +116,7 @@ def _cpu() -> dict:
 
 def key() -> dict:
     """Everything the extension's machine code depends on (see the module's docstring)."""
-    from mbebench.jitcache import imports_digest
+    from mbebench.jitcache import imports_digest, numba_environment
 
     return {
         "format": FORMAT,
@@ -128,15 +127,15 @@ def key() -> dict:
                    importlib.machinery.EXTENSION_SUFFIXES[0]],
         "platform": [sys.platform, os.uname().machine if hasattr(os, "uname") else ""],
         "cpu": _cpu(),
-        "numba_env": {k: v for k, v in sorted(os.environ.items())
-                      if k.startswith("NUMBA_") and k != "NUMBA_CACHE_DIR"},
+        "numba_env": numba_environment(),
     }
 
 
 def module_name(k: dict | None = None) -> str:
     """The extension's module name, which carries the key (the file's name follows it)."""
-    digest = hashlib.sha256(json.dumps(k or key(), sort_keys=True).encode()).hexdigest()
-    return f"parmbe_aot_{digest[:32]}"
+    from mbebench.jitcache import key_digest
+
+    return f"parmbe_aot_{key_digest(k or key())}"
 
 
 def entry_path(name: str | None = None) -> Path:

@@ -71,11 +71,11 @@ def enabled() -> bool:
 def cache_dir() -> Path:
     """``MBEBENCH_CUBIN_CACHE``; else beside numba's cache: ``$NUMBA_CACHE_DIR/cumbe-cubin``,
     or the kernel package's ``__pycache__/cubin``."""
+    from mbebench.jitcache import beside_numba_cache
+
     if envvars.get(CACHE_ENV):
         return Path(envvars.get(CACHE_ENV))
-    if os.environ.get("NUMBA_CACHE_DIR"):
-        return Path(os.environ["NUMBA_CACHE_DIR"]) / "cumbe-cubin"
-    return ROOT / "cumbe" / "kernel" / "__pycache__" / "cubin"
+    return beside_numba_cache("cumbe-cubin", ROOT / "cumbe" / "kernel" / "__pycache__" / "cubin")
 
 
 def _numba_cuda_version() -> str:
@@ -105,21 +105,21 @@ def _toolkit() -> list[str]:
 
 def build_key(build: dict, cc: tuple) -> dict:
     """Everything the cached machine code depends on (see the module's docstring)."""
-    from mbebench.jitcache import imports_digest
+    from mbebench.jitcache import imports_digest, numba_environment
 
     return {
         "format": FORMAT, "build": {k: build[k] for k in sorted(build)},
         "cc": [int(cc[0]), int(cc[1])], "numba_cuda": _numba_cuda_version(),
         "toolkit": _toolkit(),
-        "numba_env": {k: v for k, v in sorted(os.environ.items())
-                      if k.startswith("NUMBA_") and k != "NUMBA_CACHE_DIR"},
+        "numba_env": numba_environment(),
         "sources": imports_digest("cumbe.kernel", "cumbe.buffers"),
     }
 
 
 def _entry_path(key: dict) -> Path:
-    digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:32]
-    return cache_dir() / f"cumbe-{digest}"
+    from mbebench.jitcache import key_digest
+
+    return cache_dir() / f"cumbe-{key_digest(key)}"
 
 
 def arg_layout() -> list:

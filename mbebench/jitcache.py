@@ -18,6 +18,8 @@ or ``jitcache.keyed(cuda.jit(cache=True)(fn))`` for a dispatcher built at run ti
 from __future__ import annotations
 
 import hashlib
+import json
+import os
 import re
 import sys
 import types
@@ -193,3 +195,25 @@ def imports_digest(*module_names: str) -> str:
         _digests[key] = _files_digest(
             sorted({_module_file(n) for n in imported_modules(*module_names)}))
     return _digests[key]
+
+
+# Caches of compiled code of our own, beside numba's (cumbe.cubin's cubins, ParMBE's
+# ahead-of-time extension): where they live and what their keys share.
+
+def beside_numba_cache(name: str, default: Path) -> Path:
+    """``$NUMBA_CACHE_DIR/<name>``, else ``default`` (a package's ``__pycache__``, where numba
+    keeps its own cache by default)."""
+    if os.environ.get("NUMBA_CACHE_DIR"):
+        return Path(os.environ["NUMBA_CACHE_DIR"]) / name
+    return default
+
+
+def numba_environment() -> dict:
+    """The ``NUMBA_*`` variables but the cache's folder: they change what numba compiles."""
+    return {k: v for k, v in sorted(os.environ.items())
+            if k.startswith("NUMBA_") and k != "NUMBA_CACHE_DIR"}
+
+
+def key_digest(key: dict) -> str:
+    """A cache entry's name from its key (32 hex digits of the sorted JSON's sha256)."""
+    return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:32]
