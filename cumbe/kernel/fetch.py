@@ -96,7 +96,7 @@ def make_fetch(cfg, grp, lists):
         """Wedge t's 2-hop vertex, and the run j it lies in: a lane walks its wedges in
         order, so j, the run of the previous one, only moves forward."""
         while A[R + oPRE + j + 1] <= t:
-            j += 1
+            j = I32(j + 1)
         y = adjU[base + j]
         return j, adjV[offV[y] + A[R + oST + j] + (t - A[R + oPRE + j])]
 
@@ -136,12 +136,14 @@ def make_fetch(cfg, grp, lists):
         nu = prm[P_NU]
         w = I64(0)
         dvl = I64(0)
-        for j in range(gl, d, G):
+        j = I32(gl)
+        while j < d:
             c, s0 = wedge_run(adjU, offV, adjV, base, j, v)
             w += c
             y = adjU[base + j]
             if offV[y + 1] - offV[y] > dvl:
                 dvl = offV[y + 1] - offV[y]
+            j = I32(j + G)
         cuda.atomic.add(sh64, (g, X_MIN), w)
         cuda.atomic.max(sh, (g, S_C2), I32(dvl))
         gsync()
@@ -168,35 +170,43 @@ def make_fetch(cfg, grp, lists):
         oPRE = sh[g, S_OFF + K_PRE]
         oST = sh[g, S_OFF + K_ST]
         oSG, oSO, oSL, oKEY, oTAG, oLST = slot_fields(sh, g)
-        for j in range(gl, d, G):
+        j = I32(gl)
+        while j < d:
             c, s0 = wedge_run(adjU, offV, adjV, base, j, v)
             A[R + oPRE + j] = I32(c)
             A[R + oST + j] = I32(s0)
-        for h in range(gl, caph, G):
+            j = I32(j + G)
+        h = I32(gl)
+        while h < caph:
             A[R + oHK + h] = -1
             A[R + oHC + h] = 0
+            h = I32(h + G)
         gsync()
         # exclusive prefix sums of the runs (lane 0: d is one vertex's degree)
         if gl == 0:
             acc = I32(0)
-            for j in range(d):
+            j = I32(0)
+            while j < d:
                 c = A[R + oPRE + j]
                 A[R + oPRE + j] = acc
                 acc += c
+                j = I32(j + 1)
             A[R + oPRE + d] = acc
         gsync()
         mask = I64(caph) if COMPACT else I64(caph - 1)
         # pass 1: count |N(u) ∩ N(v)| per 2-hop vertex (hash insert)
         j = I32(0)
-        for t in range(gl, W, G):
+        t = I32(gl)
+        while t < W:
             j, u = wedge_at(A, R, oPRE, oST, adjU, offV, adjV, base, j, t)
-            if (not RS) and u == v:
-                continue
-            hash_insert(A, R, oHK, oHC, u, mask)
+            if RS or u != v:
+                hash_insert(A, R, oHK, oHC, u, mask)
+            t = I32(t + G)
         gsync()
         # pass 2: one slot per vertex; containing N(v) -> X0 (absorbed at the root)
         sx = ZERO64
-        for h in range(gl, caph, G):
+        h = I32(gl)
+        while h < caph:
             u = A[R + oHK + h]
             if u >= 0:
                 c = A[R + oHC + h]
@@ -211,19 +221,21 @@ def make_fetch(cfg, grp, lists):
                     A[R + oSL + s] = c
                     A[R + oKEY + s] = 0  # fill cursor for pass 3
                     A[R + oHC + h] = s
+            h = I32(h + G)
         cuda.atomic.add(shu, (g, U_SUMX), sx)
         gsync()
         n = sh[g, S_N]
         # pass 3: the lists (local ids), each in arbitrary order
         j = I32(0)
-        for t in range(gl, W, G):
+        t = I32(gl)
+        while t < W:
             j, u = wedge_at(A, R, oPRE, oST, adjU, offV, adjV, base, j, t)
-            if (not RS) and u == v:
-                continue
-            s = hash_find(A, R, oHK, oHC, u, mask)
-            if s >= 0:
-                p = cuda.atomic.add(A, R + oKEY + s, 1)
-                A[R + oLST + A[R + oSO + s] + p] = j
+            if RS or u != v:
+                s = hash_find(A, R, oHK, oHC, u, mask)
+                if s >= 0:
+                    p = cuda.atomic.add(A, R + oKEY + s, 1)
+                    A[R + oLST + A[R + oSO + s] + p] = j
+            t = I32(t + G)
         gsync()
         # the search view (overwrites the hash): P = every slot of higher rank
         oPARR = sh[g, S_OFF + K_PARR]
@@ -231,15 +243,18 @@ def make_fetch(cfg, grp, lists):
         oLV = sh[g, S_OFF + K_LV]
         oQ = sh[g, S_OFF + K_Q]
         sl = ZERO64
-        for jj in range(gl, d, G):
+        jj = I32(gl)
+        while jj < d:
             A[R + oDL + jj] = 0
             sl += elem_v(adjU[base + jj], cand_left)
+            jj = I32(jj + G)
         cuda.atomic.add(shu, (g, U_SUML), sl)
         if gl == 0:
             sh[g, S_C1] = 0  # P slots
             sh[g, S_C2] = 0  # Q slots (noRS)
         gsync()
-        for s in range(gl, n, G):
+        s = I32(gl)
+        while s < n:
             A[R + oKEY + s] = A[R + oSL + s]
             A[R + oTAG + s] = 1
             if RS or A[R + oSG + s] > v:
@@ -248,6 +263,7 @@ def make_fetch(cfg, grp, lists):
             else:
                 p = cuda.atomic.add(sh, (g, S_C2), 1)
                 A[R + oQ + p] = s
+            s = I32(s + G)
         gsync()
         if gl == 0:
             lv = R + oLV

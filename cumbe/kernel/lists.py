@@ -11,7 +11,7 @@ from types import SimpleNamespace
 
 from numba import cuda
 
-from cumbe.kernel.consts import I64, S_C0, S_C1, S_C2, S_OFF, SHIFT, U_SUML, ZERO64
+from cumbe.kernel.consts import I32, I64, S_C0, S_C1, S_C2, S_OFF, SHIFT, U_SUML, ZERO64
 from cumbe.layout import K_AUX, K_AUX2, K_DL, K_KEY, K_LST, K_LV, K_PARR, K_Q, K_SG, K_SL, K_SO
 from cumbe.layout import K_TAG
 from mbebench import fingerprint as _fpmod
@@ -73,7 +73,7 @@ def make_lists(cfg, grp):
         o = R + oLST + A[R + oSO + u]
         end = A[R + oSL + u]
         while k < end and A[R + oDL + A[o + k]] >= lvl:
-            k += 1
+            k = I32(k + 1)
         if write:
             A[R + oKEY + u] = k
             A[R + oTAG + u] = nid
@@ -90,14 +90,14 @@ def make_lists(cfg, grp):
         """Move the entries of u's prefix [0:k] that lie in L' (DL >= lvl) to its front;
         returns how many (|N(u) ∩ L'|).  In place: the nesting of prefixes survives."""
         o = R + oLST + A[R + oSO + u]
-        a = 0
-        b = k
+        a = I32(0)
+        b = I32(k)
         while a < b:
             j = A[o + a]
             if A[R + oDL + j] >= lvl:
-                a += 1
+                a = I32(a + 1)
             else:
-                b -= 1
+                b = I32(b - 1)
                 t = A[o + b]
                 A[o + b] = j
                 A[o + a] = t
@@ -109,18 +109,22 @@ def make_lists(cfg, grp):
     @dev
     def stamp(A, R, oDL, o, gl, k, lvl):
         """DL[j] = lvl for the k entries j of the list at A[o], the group's lanes strided."""
-        for e in range(gl, k, G):
+        e = I32(gl)
+        while e < k:
             A[R + oDL + A[o + e]] = lvl
+            e = I32(e + G)
 
     @dev
     def stamp_lprime(A, shu, g, gl, R, oDL, o, k, lvl, adjU, base, cand_left):
         """Stamp the list at A[o:o+k] as L' (level lvl) and add its element hashes to the
         group's L sum."""
         s = ZERO64
-        for e in range(gl, k, G):
+        e = I32(gl)
+        while e < k:
             j = A[o + e]
             A[R + oDL + j] = lvl
             s += elem_v(adjU[base + j], cand_left)
+            e = I32(e + G)
         cuda.atomic.add(shu, (g, U_SUML), s)
 
     @dev
@@ -138,7 +142,8 @@ def make_lists(cfg, grp):
         gsync()
         nfront = np_ if push else 0
         nmid = npc - ntw - nfront
-        for i in range(gl, npc, G):
+        i = I32(gl)
+        while i < npc:
             c = A[R + oAUX + i]
             u = A[R + oPARR + i]
             if c < 0:
@@ -150,9 +155,12 @@ def make_lists(cfg, grp):
             else:
                 p = nfront + cuda.atomic.add(sh, (g, S_C1), 1)
             A[R + oAUX2 + p] = u
+            i = I32(i + G)
         gsync()
-        for i in range(gl, npc, G):
+        i = I32(gl)
+        while i < npc:
             A[R + oPARR + i] = A[R + oAUX2 + i]
+            i = I32(i + G)
         gsync()
 
     return SimpleNamespace(elem_u=elem_u, elem_v=elem_v, list_fields=list_fields,

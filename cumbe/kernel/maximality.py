@@ -49,10 +49,12 @@ def make_maximality(cfg, grp):
         hi = offV[y + 1]
         src = oCB + cur * half
         dst = oCB + (1 - cur) * half
-        for t in range(gl, m, G):
+        t = I32(gl)
+        while t < m:
             u = A[src + t]
             if bsearch(adjV, lo, hi, u):
                 A[dst + cuda.atomic.add(sh, (g, cslot), 1)] = u
+            t = I32(t + G)
         gsync()
         return sh[g, cslot]
 
@@ -73,27 +75,33 @@ def make_maximality(cfg, grp):
                 sh[g, S_R0 + r] = 0
         gsync()
         best = I64(0x7FFFFFFFFFFFFFFF)
-        for e in range(gl, kl, G):
+        e = I32(gl)
+        while e < kl:
             y = adjU[base + A[o + e]]
             dy = offV[y + 1] - offV[y]
             if dy < best:
                 best = dy
+            e = I32(e + G)
         cuda.atomic.min(sh, (g, S_C0), I32(best) if best < 0x7FFFFFFF else I32(0x7FFFFFFE))
         gsync()
         dmin = sh[g, S_C0]
         if dmin <= target:
             return
-        for e in range(gl, kl, G):
+        e = I32(gl)
+        while e < kl:
             y = adjU[base + A[o + e]]
             if offV[y + 1] - offV[y] == dmin:
                 cuda.atomic.max(sh, (g, S_C1), I32(e + 1))
+            e = I32(e + G)
         gsync()
         estar = sh[g, S_C1] - 1
         ys = adjU[base + A[o + estar]]
         lo0 = offV[ys]
         if dmin <= half:
-            for t in range(gl, dmin, G):
+            t = I32(gl)
+            while t < dmin:
                 A[oCB + t] = adjV[lo0 + t]
+                t = I32(t + G)
             gsync()
             m = dmin
             cur = 0
@@ -112,7 +120,8 @@ def make_maximality(cfg, grp):
             return
         # every list of L' is longer than the buffer: test each vertex of the shortest
         # against all the others
-        for t in range(gl, dmin, G):
+        t = I32(gl)
+        while t < dmin:
             if sh[g, S_SURV] > target:
                 break
             u = adjV[lo0 + t]
@@ -125,6 +134,7 @@ def make_maximality(cfg, grp):
                         break
             if ok:
                 cuda.atomic.add(sh, (g, S_SURV), 1)
+            t = I32(t + G)
         gsync()
         if gl == 0 and sh[g, S_SURV] > target:
             sh[g, S_NONMAX] = 1
@@ -139,13 +149,17 @@ def make_maximality(cfg, grp):
         oDL = sh[g, S_OFF + K_DL]
         oQ = sh[g, S_OFF + K_Q]
         qcap = sh[g, S_QCAP]
-        for i in range(qs + gl, qe, G):
+        i = I32(qs + gl)
+        while i < qe:
             q = A[R + oQ + i]
             o = R + oLST + A[R + oSO + q]
             c = I32(0)
-            for e in range(A[R + oSL + q]):
+            e = I32(0)
+            e_end = A[R + oSL + q]
+            while e < e_end:
                 if A[R + oDL + A[o + e]] >= l + 1:
-                    c += 1
+                    c = I32(c + 1)
+                e = I32(e + 1)
             if c == kl:
                 sh[g, S_NONMAX] = 1
             elif c > 0:
@@ -154,6 +168,7 @@ def make_maximality(cfg, grp):
                     A[R + oQ + qe + ntw + p] = q
                 else:
                     err[0] = ERR_QCAP
+            i = I32(i + G)
 
     @dev
     def q_append(A, sh, g, R, oQ, lv, x, err):

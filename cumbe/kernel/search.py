@@ -47,7 +47,8 @@ def make_search(cfg, grp, lists, stealing, maximality):
         if gl == 0:
             sh64[g, X_MIN] = BIG
         gsync()
-        for c0 in range(0, pc, G):
+        c0 = I32(0)
+        while c0 < pc:
             i = c0 + gl
             if i < pc:
                 u = A[R + oPARR + i]
@@ -56,15 +57,19 @@ def make_search(cfg, grp, lists, stealing, maximality):
                 else:
                     o = R + oLST + A[R + oSO + u]
                     k = I32(0)
-                    for e in range(A[R + oSL + u]):
+                    e = I32(0)
+                    e_end = A[R + oSL + u]
+                    while e < e_end:
                         if A[R + oDL + A[o + e]] >= l:
-                            k += 1
+                            k = I32(k + 1)
+                        e = I32(e + 1)
                 cuda.atomic.min(sh64, (g, X_MIN), I64(k) * SHIFT + I64(i))
             gsync()
             best = sh64[g, X_MIN]
             gsync()
             if ES and best // SHIFT == lastmin:
                 break
+            c0 = I32(c0 + G)
         return sh64[g, X_MIN]
 
     @dev
@@ -79,13 +84,17 @@ def make_search(cfg, grp, lists, stealing, maximality):
         oSG = sh[g, S_OFF + K_SG]
         oPARR = sh[g, S_OFF + K_PARR]
         gsync()
-        for i in range(gl, pc, G):
+        i = I32(gl)
+        while i < pc:
             cuda.atomic.min(sh64, (g, X_MIN), order_key(A, R, oSL, oSG, A[R + oPARR + i]))
+            i = I32(i + G)
         gsync()
         best = sh64[g, X_MIN]
-        for i in range(gl, pc, G):
+        i = I32(gl)
+        while i < pc:
             if order_key(A, R, oSL, oSG, A[R + oPARR + i]) == best:
                 sh[g, S_R0] = i
+            i = I32(i + G)
         gsync()
         return (best // SHIFT) * SHIFT + I64(sh[g, S_R0])
 
@@ -108,7 +117,8 @@ def make_search(cfg, grp, lists, stealing, maximality):
         oKEY, oTAG, oSO, oSL, oLST, oDL = list_fields(sh, g)
         oPARR, oAUX, oSG, _lv, _q = node_fields(sh, g)
         sa = ZERO64
-        for i in range(gl, npc, G):
+        i = I32(gl)
+        while i < npc:
             u = A[R + oPARR + i]
             k = level_key(A, R, u, l, nid, oKEY, oTAG, oSO, oSL, oLST, oDL, True)
             c = partition_list(A, R, u, k, l + 1, oSO, oLST, oDL)
@@ -121,6 +131,7 @@ def make_search(cfg, grp, lists, stealing, maximality):
             elif c > 0:
                 cuda.atomic.add(sh, (g, S_NP), 1)
             A[R + oAUX + i] = c
+            i = I32(i + G)
         cuda.atomic.add(shu, (g, U_SUMA), sa)
 
     @dev
@@ -268,8 +279,10 @@ def make_search(cfg, grp, lists, stealing, maximality):
                     A[lv + F_PC] = npc - ntw
             if not RS and ntw > 0:
                 # the twins join Q (before this node's Q', which left them room)
-                for t2 in range(gl, ntw, G):
+                t2 = I32(gl)
+                while t2 < ntw:
                     A[R + oQ + qe + t2] = A[R + oPARR + npc - ntw + t2]
+                    t2 = I32(t2 + G)
                 if gl == 0:
                     A[lv + F_QE] = qe + ntw
             if nonmax == 0:

@@ -193,8 +193,10 @@ def make_kernel(cfg, run_stage_warp, run_stage_block, progress):
         for i in range(4):
             acc[i] = 0
         accf[0] = ZERO64
-        for i in range(tid, NG * NS, THREADS):
+        i = I32(tid)
+        while i < NG * NS:
             sh[i // NS, i % NS] = 0
+            i = I32(i + THREADS)
         kst = prm[P_K]
         aw = prm[P_AW]
         nwk = prm[P_NWK]

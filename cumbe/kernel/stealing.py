@@ -53,8 +53,10 @@ def make_stealing(cfg, grp, lists, fetch, maximality):
             sh[g, S_C0] = 0
         gsync()
         tot = I32(0)
-        for m in range(gl, l + 1, G):
+        m = I32(gl)
+        while m <= l:
             tot += A[R + oLV + m * NF + F_PC]
+            m = I32(m + G)
         cuda.atomic.add(sh, (g, S_C0), tot)
         gsync()
         if gl == 0:
@@ -93,7 +95,8 @@ def make_stealing(cfg, grp, lists, fetch, maximality):
             start = me % npub if npub > 0 else 0
             # one group-wide chunk of publishers at a time, up to the first with pieces
             # left (scanning them all made every steal cost O(publishers))
-            for c0 in range(cur, npub, G):
+            c0 = I32(cur)
+            while c0 < npub:
                 off = c0 + gl
                 if off < npub:
                     w = pl[pprev, (start + off) % npub]
@@ -104,6 +107,7 @@ def make_stealing(cfg, grp, lists, fetch, maximality):
                 gsync()
                 if found < npub:
                     break
+                c0 = I32(c0 + G)
             off = sh[g, S_FOUND]
             if gl == 0:
                 if off >= npub:
@@ -197,9 +201,11 @@ def make_stealing(cfg, grp, lists, fetch, maximality):
                 sh[g, S_R0] = 0
             gsync()
             after = I32(0)
-            for t in range(gl, pcm, G):
+            t = I32(gl)
+            while t < pcm:
                 if order_key(A, VR, oSL, oSG, A[VR + oPARR + t]) > ckx:
-                    after += 1
+                    after = I32(after + 1)
+                t = I32(t + G)
             cuda.atomic.add(sh, (g, S_R0), after)
             gsync()
             if sh[g, S_R0] % vpn != ph[pprev, w, H_PK]:
@@ -209,8 +215,10 @@ def make_stealing(cfg, grp, lists, fetch, maximality):
                 return I64(0), ZERO64, I64(0)
         # membership: 0 for L_m, 1 for L' (victim lists only hold L_m entries)
         if m == 0:
-            for jj in range(gl, d, G):
+            jj = I32(gl)
+            while jj < d:
                 A[R + oDL + jj] = 0
+                jj = I32(jj + G)
         else:
             stamp(A, R, oDL, VR + oLST + A[VR + oSO + lslot], gl, klm, 0)
         gsync()
@@ -218,27 +226,31 @@ def make_stealing(cfg, grp, lists, fetch, maximality):
         gsync()
         # the candidates before x: counts against L'; partial ones get a slot
         sa = ZERO64
-        for t in range(gl, lim, G):
+        t = I32(gl)
+        while t < lim:
             u = A[VR + oPARR + t]
             if canon and (t == ti or order_key(A, VR, oSL, oSG, u) < ckx):
                 A[R + oAUX + t] = -1  # processed before x in the fixed order: not in its P
-                continue
-            k = level_key(A, VR, u, m, nid, oKEY, oTAG, oSO, oSL, oLST, oDL, False)
-            o = VR + oLST + A[VR + oSO + u]
-            c = I32(0)
-            for e in range(k):
-                if A[R + oDL + A[o + e]] == 1:
-                    c += 1
-            s = I32(-1)
-            if c == kx:
-                sa += elem_u(orig[A[VR + oSG + u]], cand_left)
-                cuda.atomic.add(sh, (g, S_NABS), 1)
-            elif c > 0:
-                s = cuda.atomic.add(sh, (g, S_N), 1)
-                A[R + oSG + s] = A[VR + oSG + u]
-                A[R + oSL + s] = c
-                A[R + oSO + s] = cuda.atomic.add(sh, (g, S_TOT), c)
-            A[R + oAUX + t] = s
+            else:
+                k = level_key(A, VR, u, m, nid, oKEY, oTAG, oSO, oSL, oLST, oDL, False)
+                o = VR + oLST + A[VR + oSO + u]
+                c = I32(0)
+                e = I32(0)
+                while e < k:
+                    if A[R + oDL + A[o + e]] == 1:
+                        c = I32(c + 1)
+                    e = I32(e + 1)
+                s = I32(-1)
+                if c == kx:
+                    sa += elem_u(orig[A[VR + oSG + u]], cand_left)
+                    cuda.atomic.add(sh, (g, S_NABS), 1)
+                elif c > 0:
+                    s = cuda.atomic.add(sh, (g, S_N), 1)
+                    A[R + oSG + s] = A[VR + oSG + u]
+                    A[R + oSL + s] = c
+                    A[R + oSO + s] = cuda.atomic.add(sh, (g, S_TOT), c)
+                A[R + oAUX + t] = s
+            t = I32(t + G)
         cuda.atomic.add(shu, (g, U_SUMA), sa)
         nqm = I32(0)
         nafter = I32(0)
@@ -253,14 +265,18 @@ def make_stealing(cfg, grp, lists, fetch, maximality):
         nP = sh[g, S_N]
         if not RS:
             # Q: members containing L' make the node non-maximal; partial ones -> Q'
-            for t in range(gl, nq, G):
+            t = I32(gl)
+            while t < nq:
                 u = piece_q_vertex(A, VR, vlv, oQ, oPARR, ti, nqm, nafter, t)
                 o = VR + oLST + A[VR + oSO + u]
                 c = I32(0)
-                for e in range(A[VR + oSL + u]):
+                e = I32(0)
+                e_end = A[VR + oSL + u]
+                while e < e_end:
                     jj = A[o + e]
                     if A[VR + oDL + jj] >= m and A[R + oDL + jj] == 1:
-                        c += 1
+                        c = I32(c + 1)
+                    e = I32(e + 1)
                 if c == kx:
                     sh[g, S_NONMAX] = 1
                 elif c > 0:
@@ -273,6 +289,7 @@ def make_stealing(cfg, grp, lists, fetch, maximality):
                     A[R + oAUX + ti + 1 + t] = s  # (past the P part of AUX)
                 else:
                     A[R + oAUX + ti + 1 + t] = -1
+                t = I32(t + G)
             gsync()
         nabs = sh[g, S_NABS]
         target = A[vlv + F_NX] + 1 + nabs
@@ -291,7 +308,9 @@ def make_stealing(cfg, grp, lists, fetch, maximality):
         nQ = sh[g, S_NQ]
         if nonmax == 0 and nP > 0:
             # copy the L' entries of the partial candidates (and of Q')
-            for t in range(gl, lim + (nq if not RS else 0), G):
+            t = I32(gl)
+            nt = lim + (nq if not RS else 0)
+            while t < nt:
                 if t < lim:
                     u = A[VR + oPARR + t]
                     s = A[R + oAUX + t]
@@ -306,15 +325,20 @@ def make_stealing(cfg, grp, lists, fetch, maximality):
                     src = VR + oLST + A[VR + oSO + u]
                     dst = R + oLST + A[R + oSO + s]
                     c = I32(0)
-                    for e in range(k):
+                    e = I32(0)
+                    while e < k:
                         jj = A[src + e]
                         if A[R + oDL + jj] == 1 and (not qfilter or A[VR + oDL + jj] >= m):
                             A[dst + c] = jj
-                            c += 1
-            for s in range(gl, nP, G):
+                            c = I32(c + 1)
+                        e = I32(e + 1)
+                t = I32(t + G)
+            s = I32(gl)
+            while s < nP:
                 A[R + oPARR + s] = s
                 A[R + oKEY + s] = A[R + oSL + s]
                 A[R + oTAG + s] = 1
+                s = I32(s + G)
             gsync()
             stamp(A, R, oDL, ox, gl, kx, 0)  # L' is this task's L at level 0
             if gl == 0:
