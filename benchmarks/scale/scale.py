@@ -19,7 +19,8 @@ Graphs (``--graphs``, comma list; default: every one below):
   rewired between copies (each picked edge keeps its left vertex and moves its right end to
   the same vertex of a random copy; duplicates dropped), e.g. ``movielens-10m_ui-x20``;
 * ``planted-<grade>``: a Chung-Lu graph with planted near-bicliques (benchmarks/standins.py),
-  grades xs < s < m < l (more and larger blocks);
+  grades xs < s < m < l (more blocks, larger pools), then l's blocks on ever heavier hubs:
+  xl (degree caps 20,000 / 40,000), xxl (and power-law exponent 2.2), xxxl (2.1, no caps);
 * ``crown-<n>`` (n x n minus a perfect matching: 2^n - 2 maximal bicliques) and
   ``crowns-<n>x<c>`` (c disjoint crowns).
 """
@@ -49,15 +50,24 @@ from benchmarks import standins  # noqa: E402
 
 DEFAULT_GRAPHS = ("marvel-x12", "marvel-x60", "youtube-groupmemberships-x10",
                   "movielens-10m_ui-x20", "edit-nawiki-x8", "planted-xs", "planted-s",
-                  "planted-m", "planted-l", "crown-22", "crowns-18x8")
+                  "planted-m", "planted-l", "planted-xl", "planted-xxl", "crown-22",
+                  "crowns-18x8")
 VARIANTS = ("cuMBE",)
 PUBLISHED = ("gmbe", "cumbe_orig")
-# planted grades: (|E| of the Chung-Lu graph, blocks, left sizes, right sizes, density, pools)
+# planted grades: (|E| of the Chung-Lu graph, blocks, left sizes, right sizes, density, pools,
+# power-law exponent, degree caps left / right).  The hubs set the hardness: on one H200,
+# l 0.15 s, xl 0.29 s, xxl and xxxl past 70 s (benchmarks/scale/README.md)
 PLANTED = {
-    "xs": (500_000, 200, (3, 6), (5, 10), (0.8, 1.0), (8_000, 3_000)),
-    "s": (1_000_000, 500, (3, 8), (5, 15), (0.7, 1.0), (15_000, 5_000)),
-    "m": (2_000_000, 1_000, (3, 8), (5, 15), (0.7, 1.0), (30_000, 10_000)),
-    "l": (2_000_000, 2_000, (3, 8), (5, 15), (0.7, 1.0), (30_000, 10_000)),
+    "xs": (500_000, 200, (3, 6), (5, 10), (0.8, 1.0), (8_000, 3_000), 2.5, (2000, 4000)),
+    "s": (1_000_000, 500, (3, 8), (5, 15), (0.7, 1.0), (15_000, 5_000), 2.5, (2000, 4000)),
+    "m": (2_000_000, 1_000, (3, 8), (5, 15), (0.7, 1.0), (30_000, 10_000), 2.5, (2000, 4000)),
+    "l": (2_000_000, 2_000, (3, 8), (5, 15), (0.7, 1.0), (30_000, 10_000), 2.5, (2000, 4000)),
+    "xl": (2_000_000, 2_000, (3, 8), (5, 15), (0.7, 1.0), (30_000, 10_000), 2.5,
+           (20_000, 40_000)),
+    "xxl": (2_000_000, 2_000, (3, 8), (5, 15), (0.7, 1.0), (30_000, 10_000), 2.2,
+            (20_000, 40_000)),
+    "xxxl": (2_000_000, 2_000, (3, 8), (5, 15), (0.7, 1.0), (30_000, 10_000), 2.1,
+             (200_000, 200_000)),
 }
 
 
@@ -83,9 +93,10 @@ def tile(g: CSRGraph, times: int, rewire: float = 0.01, seed: int = 1) -> CSRGra
 
 
 def planted(grade: str, seed: int = 1) -> CSRGraph:
-    m, nb, ls, rs, p, (pl, pr) = PLANTED[grade]
+    m, nb, ls, rs, p, (pl, pr), exponent, (cl, cr) = PLANTED[grade]
     params = standins.Params(preset=f"planted-{grade}", n_left=m // 4, n_right=m // 12,
-                             n_edges=m, cap_left=2000, cap_right=4000,
+                             n_edges=m, exponent_left=exponent, exponent_right=exponent,
+                             cap_left=cl, cap_right=cr,
                              blocks=standins.Blocks(nb, ls, rs, p, pl, pr), seed=seed)
     return standins.generate(params)[0]
 
