@@ -8,6 +8,8 @@ import os
 import sys
 import time
 
+from mbebench import envvars
+
 DESCRIPTION = """\
 cuMBE: maximal biclique enumeration on an NVIDIA GPU (Numba CUDA, one cooperative kernel),
 with the cuMBE paper's ablations noRS, noES and noWS.  Prints the number of maximal bicliques,
@@ -58,7 +60,7 @@ def _needs_driver(argv) -> bool:
         a, _ = ap.parse_known_args(argv)
     except SystemExit:  # left to the full parser to explain
         return False
-    sim = os.environ.get("NUMBA_ENABLE_CUDASIM", "0") not in ("", "0")
+    sim = envvars.simulating()
     return a.cmd == "run" and not (a.simulate or sim) and a.devices is None
 
 
@@ -167,7 +169,7 @@ def main(argv=None) -> int:
     out = {"graph": a.graph, "count": res.count, "fingerprint": to_hex(res.fingerprint),
            "kernel_s": None if res.stats.get("device_count") else res.algo_seconds,
            "algo_s": res.algo_seconds, "compile_s": res.compile_seconds, "stats": res.stats,
-           "simulated": bool(a.simulate or os.environ.get("NUMBA_ENABLE_CUDASIM") == "1")}
+           "simulated": bool(a.simulate or envvars.simulating())}
     head = f"count {res.count}  fingerprint {to_hex(res.fingerprint)}"
     if res.stats.get("device_count"):  # several devices: the wall time of them all
         busy = ", ".join(f"{x['id']}: {x['shards']} shards {x['busy_s']:.3f} s"

@@ -63,9 +63,9 @@ def enabled() -> bool:
     """Whether this process may launch from, and fill, the cubin cache."""
     if (envvars.get(FAST_ENV) or "1").strip() == "0":
         return False
-    if os.environ.get("NUMBA_ENABLE_CUDASIM", "0") not in ("", "0"):
+    if envvars.simulating():
         return False
-    return not any(os.environ.get(n, "") not in ("", "0") for n in BUILD_ENV)
+    return not any(envvars.flag(n) for n in BUILD_ENV)
 
 
 def cache_dir() -> Path:

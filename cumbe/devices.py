@@ -85,14 +85,10 @@ _ERRORS = {c.__name__: c for c in (launch.LaunchError, launch.DeviceMemoryError,
                                     EngineSkipped, ValueError, TypeError)}
 
 
-def _sim() -> bool:
-    return os.environ.get("NUMBA_ENABLE_CUDASIM", "0") not in ("", "0")
-
-
 def available(sim: bool | None = None) -> int:
     """Devices a pool can use: the CUDA devices this process sees (no context is made),
     or in the simulator ``$MBEBENCH_SIM_DEVICES`` (default 1)."""
-    if _sim() if sim is None else sim:
+    if envvars.simulating() if sim is None else sim:
         return max(1, int(envvars.get(SIM_DEVICES_ENV, "1") or 1))
     from numba import cuda
 
@@ -148,7 +144,7 @@ class DevicePool(WorkerPool):
     :meth:`close`."""
 
     def __init__(self, devices: Any = "all"):
-        self.sim = _sim()
+        self.sim = envvars.simulating()
         self.ids = resolve(devices, available(self.sim))
         self.visible = dict(zip(self.ids, [str(i) for i in self.ids] if self.sim
                                 else _visible(self.ids)))

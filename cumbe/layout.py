@@ -41,7 +41,6 @@ multiply).  The plain build keeps the layout above: the same code in it ran slow
 from __future__ import annotations
 
 import functools
-import os
 import types
 
 import numpy as np
@@ -73,7 +72,7 @@ CB_CAP = 8192
 # graphs small enough for the oracle (tests/test_cumbe_unbuffered_check.py).  Read once,
 # at import, by host and kernel alike; ignored on a GPU, whose builds stay as they are.
 CB_CAP_ENV = "MBEBENCH_TEST_CB_CAP"
-if envvars.get(CB_CAP_ENV) and os.environ.get("NUMBA_ENABLE_CUDASIM", "0") not in ("", "0"):
+if envvars.get(CB_CAP_ENV) and envvars.simulating():
     CB_CAP = int(envvars.get(CB_CAP_ENV))
 # The kernel keeps a task's field offsets and sizes in 32-bit shared memory: a task may
 # need at most this many arena words (a 2-hop neighbourhood of about 2e8 wedges).

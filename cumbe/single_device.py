@@ -19,7 +19,6 @@ when the device fails or the run cannot fit its memory.
 from __future__ import annotations
 
 import functools
-import os
 import sys
 import time
 import warnings
@@ -39,6 +38,7 @@ from cumbe import progress as run_progress
 from cumbe.prepare import Prepared, choose_side, prepare_cached, shard_of, task_butterflies
 from cumbe.spec import RunOptions
 from cumbe.variants import ABLATIONS
+from mbebench import envvars
 from mbebench import shard as sharding
 from mbebench.csr import CSRGraph
 from mbebench.engine import EngineResult, EngineSkipped
@@ -51,8 +51,7 @@ SIM_SWITCH_S = 0.0005
 _LOADED: dict = {}
 
 
-def sim_enabled() -> bool:
-    return os.environ.get("NUMBA_ENABLE_CUDASIM", "0") not in ("", "0")
+sim_enabled = envvars.simulating  # (tests replace it)
 
 
 def prepare_for(graph: CSRGraph, variant: str = "cuMBE", side: str = "auto") -> Prepared:

@@ -48,6 +48,17 @@ OLD_NAMES = {
 _warned: set[str] = set()
 
 
+def flag(name: str) -> bool:
+    """Whether the switch ``name`` is on: set, and neither empty nor "0" (numba's rule for its
+    own switches, which the build switches of cuMBE follow)."""
+    return os.environ.get(name, "") not in ("", "0")
+
+
+def simulating() -> bool:
+    """Whether numba's CUDA simulator is on in this process (``NUMBA_ENABLE_CUDASIM``)."""
+    return flag("NUMBA_ENABLE_CUDASIM")
+
+
 def get(name: str, default: str | None = None) -> str | None:
     """``os.environ[name]``, else its old name's value (with a one-time note on stderr),
     else ``default``."""

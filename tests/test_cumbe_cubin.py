@@ -42,7 +42,8 @@ def test_parameter_words_are_numbas():
     """numba-cuda's _Kernel._prepare_args on device arrays of the same shapes, dtypes and
     pointers gives the same words: the kernel's ABI (165 .u64 parameters in its PTX)."""
     pytest.importorskip("numba.cuda.dispatcher")
-    if os.environ.get("NUMBA_ENABLE_CUDASIM", "0") not in ("", "0"):
+    from mbebench import envvars
+    if envvars.simulating():
         pytest.skip("the simulator has no kernel ABI")
     from numba import types
     from numba.cuda.cudadrv import devicearray

@@ -47,3 +47,15 @@ def test_every_old_name_is_a_variable_name_of_the_old_prefixes():
     for new, old in envvars.OLD_NAMES.items():
         assert new.startswith("MBEBENCH_") and new.removeprefix("MBEBENCH_")
         assert re.fullmatch(r"(CUMBE|MBE)_[A-Z0-9_]+", old), (new, old)
+
+
+def test_a_switch_is_on_when_set_to_anything_but_empty_or_zero(monkeypatch):
+    monkeypatch.delenv("CUMBE_WRAPAROUND", raising=False)
+    assert not envvars.flag("CUMBE_WRAPAROUND")
+    for value, on in (("", False), ("0", False), ("1", True), ("yes", True)):
+        monkeypatch.setenv("CUMBE_WRAPAROUND", value)
+        assert envvars.flag("CUMBE_WRAPAROUND") is on, value
+    monkeypatch.setenv("NUMBA_ENABLE_CUDASIM", "0")
+    assert not envvars.simulating()
+    monkeypatch.setenv("NUMBA_ENABLE_CUDASIM", "1")
+    assert envvars.simulating()

@@ -150,7 +150,8 @@ def fault_child(csr_path: str, params: dict, out: str) -> int:
     wild = cuda.jit(_wild)
     res: dict = {}
     arr = cuda.to_device(np.zeros(32, dtype=np.int32))
-    sim = os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
+    from mbebench import envvars
+    sim = envvars.simulating()
     device = "simulator" if sim else _device_name(cuda)
     try:
         L.checked_launch(wild, 1, 32, (arr,), cuda=cuda, what=csr_path, device=device,

@@ -43,6 +43,7 @@ from cumbe.kernel import fetch, indexing, lists, maximality, search, stages, ste
 from cumbe.kernel.consts import *
 from cumbe.kernel.consts import MAX_THREADS, WARP, Build, Group
 from cumbe.kernel.sync import SIM, SIM_WARPS, _block_sync_impl, block_sync, wsync  # noqa: F401  (tests and tools reach them here)
+from mbebench import envvars
 from mbebench.jitcache import keyed
 
 _CACHE: dict = {}
@@ -53,15 +54,11 @@ KERNEL_ARGS = ("offU", "adjU", "offV", "adjV", "orig", "tasks", "task_piece", "p
                "err", "ph_out", "tasks_out", "prog")
 
 
-def _os_env(name: str) -> bool:
-    return os.environ.get(name, "") not in ("", "0")
-
-
 def non_negative_indexing() -> bool:
     """Whether the kernel compiles its array indices without wraparound
     (:mod:`cumbe.kernel.indexing`): on every GPU build but under ``CUMBE_WRAPAROUND=1``, which
     keeps numba's Python indexing to rule the code generation out."""
-    return not SIM and not _os_env("CUMBE_WRAPAROUND")
+    return not SIM and not envvars.flag("CUMBE_WRAPAROUND")
 
 
 def _jit_options(threads: int, cache: bool) -> dict:
@@ -73,9 +70,9 @@ def _jit_options(threads: int, cache: bool) -> dict:
     kw = {"cache": bool(cache),
           "launch_bounds": (threads, int(os.environ.get("CUMBE_MIN_BLOCKS", "0"))
                             or max(1, THREADS_PER_SM // threads))}
-    if _os_env("CUMBE_LINEINFO"):
+    if envvars.flag("CUMBE_LINEINFO"):
         kw["lineinfo"] = True
-    if _os_env("CUMBE_DEBUGINFO"):
+    if envvars.flag("CUMBE_DEBUGINFO"):
         # full debug info, unoptimised: compute-sanitizer then names the source line of
         # an inlined device function, which lineinfo attributes to the kernel's call
         kw.update(debug=True, opt=False)
@@ -100,7 +97,7 @@ def build(rs=True, es=True, ws=True, instr=False, threads=128, cache=True, piece
     # the build switches set, with their values: part of the memo's and the disk cache's
     # keys (numba's own key has neither jit options nor what a factory reads from the
     # environment)
-    switches = tuple((n, os.environ[n]) for n in BUILD_ENV if _os_env(n))
+    switches = tuple((n, os.environ[n]) for n in BUILD_ENV if envvars.flag(n))
     # ``cache`` is part of the key: a build without the disk cache must not be served to a
     # caller that asked for one (or the other way round)
     key = (bool(rs), bool(es), bool(ws), bool(instr), int(threads), switches, bool(cache),
@@ -111,7 +108,7 @@ def build(rs=True, es=True, ws=True, instr=False, threads=128, cache=True, piece
     if THREADS % WARP or not WARP <= THREADS <= MAX_THREADS:
         raise ValueError(f"threads must be a multiple of {WARP} in {WARP}..{MAX_THREADS}")
     # (CUMBE_NOINLINE=1: debugging only, so that compute-sanitizer names device functions)
-    inline = not SIM and not _os_env("CUMBE_NOINLINE")
+    inline = not SIM and not envvars.flag("CUMBE_NOINLINE")
     dev = cuda.jit(device=True, **({"forceinline": True} if inline else {}))
     cfg = Build(RS, ES, WS, INSTR, THREADS, dev, PIECES, COMPACT)
     progress = stages.make_progress(cfg)
