@@ -266,6 +266,18 @@ def is_progress(line: str) -> bool:
     return bool(_LINE.match(line.strip()))
 
 
+_FOUND = re.compile(r"(?:^|[,;] )([0-9.e+]+) bicliques, ([0-9.e+]+)/s")
+
+
+def found_so_far(lines: str) -> tuple[int, float] | None:
+    """(bicliques found, their rate per second) as the last progress line in ``lines`` says,
+    or None: what a run stopped at its time limit had done."""
+    for line in reversed(lines.splitlines()):
+        if is_progress(line) and (m := _FOUND.search(line)):
+            return int(float(m[1])), float(m[2])
+    return None
+
+
 class Run:
     """One repeat of one engine run: what its lines say, and the thread that prints them.
 

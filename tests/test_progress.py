@@ -398,3 +398,14 @@ def test_an_engines_own_run_prints_no_line_after_its_search(monkeypatch):
         time.sleep(0.25)
     bodies = [m["body"] for m in _lines(out.getvalue(), "x")]
     assert bodies and all(WORK.match(b) for b in bodies), bodies
+
+
+def test_what_a_run_had_found_is_read_from_its_last_progress_line():
+    head = "cumbe progress: g.csr | repeat 1/1 | shard 0/1 | 08:30:05Z"
+    lines = (f"{head} +50.0 s | tasks 24609/148591 (cost 49.2%), 3849314 bicliques, "
+             "7.70e+04/s, ETA ? s\n"
+             f"{head} +60.0 s | tasks 26109/148591 (cost 51.4%), 4914738 bicliques, "
+             "8.19e+04/s, ETA ? s\n"
+             "Traceback: not a progress line, 7 bicliques, 1/s\n")
+    assert progress.found_so_far(lines) == (4914738, 8.19e4)
+    assert progress.found_so_far("no progress here") is None

@@ -42,6 +42,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
+from mbebench import progress  # noqa: E402
 from mbebench.csr import CSRGraph, from_edges, read_csr, write_csr  # noqa: E402
 from mbebench.published import inputs, output  # noqa: E402
 from mbebench.published.codes import CODES  # noqa: E402
@@ -135,8 +136,12 @@ def run_cumbe(csr: Path, variant: str, limit: float, extra: list[str]) -> dict:
         p = subprocess.run([sys.executable, "-m", "cumbe", "run", str(csr), "--variant", variant,
                             "--json", str(out), *extra], cwd=REPO, capture_output=True,
                            text=True, timeout=limit)
-    except subprocess.TimeoutExpired:
-        return {"status": "timeout", "wall_s": round(time.time() - t, 1)}
+    except subprocess.TimeoutExpired as e:
+        # what it had found by then, from its progress lines (every 10 s by default)
+        err = e.stderr.decode(errors="replace") if isinstance(e.stderr, bytes) else e.stderr
+        found = progress.found_so_far(err or "")
+        return {"status": "timeout", "wall_s": round(time.time() - t, 1),
+                **({"found": found[0], "rate": found[1]} if found else {})}
     if p.returncode or not out.exists():
         return {"status": "error", "error": (p.stderr or p.stdout)[-800:]}
     r = json.loads(out.read_text())
@@ -196,7 +201,11 @@ def table(res: dict) -> str:
             pub.append(r.get("seconds") if r.get("status") == "ok" else r.get("status"))
         for v, r in gr["runs"].items():
             if r["status"] != "ok":
-                lines.append(f"| {name} | {gr['edges']} | | {v} | {r['status']} | | | | | | |")
+                # a time-out's count and rate so far, marked as a lower bound
+                found = f">= {r['found']}" if "found" in r else ""
+                rate = f"{r['rate']:.3g} (at the limit)" if "rate" in r else ""
+                lines.append(f"| {name} | {gr['edges']} | {found} | {v} | {r['status']} | "
+                             f"{rate} | | | | | |")
                 continue
             cells = []
             for s in pub:

@@ -1,0 +1,60 @@
+"""benchmarks/scale/scale.py: the planted grades get their hubs; a run stopped at its time limit
+still reports what it had found."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+from pathlib import Path
+
+import numpy as np
+
+_PATH = Path(__file__).resolve().parents[1] / "benchmarks" / "scale" / "scale.py"
+_spec = importlib.util.spec_from_file_location("scale_graphs", _PATH)
+scale = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(scale)
+
+
+def test_the_hub_grades_exceed_the_small_grades_caps():
+    small = scale.planted("l")
+    hubs = scale.planted("xl")
+    assert small.n_edges == hubs.n_edges == 2_000_000
+    # l keeps degrees within its caps (2,000 left, 4,000 right); xl lifts them (20,000 / 40,000)
+    assert np.diff(small.left_offsets).max() <= 2000
+    assert np.diff(small.right_offsets).max() <= 4000
+    assert np.diff(hubs.right_offsets).max() > 4000
+
+
+def test_every_grade_is_described():
+    for grade, spec in scale.PLANTED.items():
+        edges, blocks, _ls, _rs, _p, _pools, exponent, (cap_l, cap_r) = spec
+        assert edges > 0 and blocks > 0 and exponent > 1 and cap_l > 0 and cap_r > 0, grade
+    assert {"planted-xl", "planted-xxl"} <= set(scale.DEFAULT_GRAPHS)
+
+
+LINE = ("cumbe progress: g.csr | repeat 1/1 | shard 0/1 | 08:28:54Z +60.0 s | tasks 158222/158222 "
+        "(cost 100.0%), stolen work: stage 2/24, 793713 subtrees queued, 3168/3168 workers busy; "
+        "42432515 bicliques, 7.07e+05/s (last 10 s: 8.38e+05/s), ETA ? s")
+
+
+def test_a_timed_out_run_keeps_its_last_progress_line(monkeypatch, tmp_path):
+    def times_out(cmd, **kw):
+        raise subprocess.TimeoutExpired(cmd, kw["timeout"], stderr=("note: x\n" + LINE).encode())
+
+    monkeypatch.setattr(scale.subprocess, "run", times_out)
+    r = scale.run_cumbe(tmp_path / "g.csr", "cuMBE", 60.0, [])
+    assert r["status"] == "timeout"
+    assert (r["found"], r["rate"]) == (42432515, 7.07e5)
+    res = {"context": {"commit": "c", "gpu": "g", "date": "d"}, "time_limit": 60.0,
+           "graphs": {"planted-xxl": {"edges": 2_000_000, "runs": {"cuMBE": r}, "agree": True}}}
+    row = [ln for ln in scale.table(res).splitlines() if ln.startswith("| planted-xxl")][0]
+    assert "| >= 42432515 | cuMBE | timeout | 7.07e+05 (at the limit) |" in row
+
+
+def test_a_timed_out_run_without_progress_lines_is_a_plain_timeout(monkeypatch, tmp_path):
+    def times_out(cmd, **kw):
+        raise subprocess.TimeoutExpired(cmd, kw["timeout"], stderr=None)
+
+    monkeypatch.setattr(scale.subprocess, "run", times_out)
+    r = scale.run_cumbe(tmp_path / "g.csr", "cuMBE", 60.0, [])
+    assert r["status"] == "timeout" and "found" not in r
