@@ -46,7 +46,7 @@ from mbebench.side import candidates_on_left  # noqa: E402
 
 IMBEA_DEFAULT = {"side": "auto", "order": "asc", "wmode": 0, "check": 0, "buildq": 1, "twin": 1}
 BUILD_KEYS = ("wmode", "check", "buildq", "twin")  # _imbea_kernel.build's arguments, in order
-PARMBE_DEFAULT = {"side": "smaller", "order": "asc", "skip": 1}
+PARMBE_DEFAULT = {"side": "smaller", "order": "asc", "skip": 1, "vmajor": 0}
 
 # name -> variant string; the first of each family is the engine's own setting
 PRESETS = {
@@ -67,6 +67,7 @@ PRESETS = {
     "P-desc": "parmbe:order=desc",
     "P-random": "parmbe:order=random",
     "P-skip0": "parmbe:skip=0",
+    "P-vmajor": "parmbe:vmajor=1",
 }
 
 
@@ -135,7 +136,7 @@ def run_variant(graph: CSRGraph, name: str) -> dict:
         count, fp, *_ = search(c_off, c_idx, l_off, l_idx, wc, wl, left, rank, tasks, ones - 1,
                                ones, False, ctr)
     else:
-        search = _parmbe_kernel.build(skip=bool(spec["skip"]))
+        search = _parmbe_kernel.build(skip=bool(spec["skip"]), vmajor=bool(spec["vmajor"]))
         verts = order[np.diff(c_off)[order] > 0]
         ones = np.ones(verts.size, np.int32)  # whole subproblems: piece 0 of 1
         cnt, slot, touched, buf = parmbe_plan.new_scratch(c_off, l_off)
