@@ -48,7 +48,11 @@ all of V per task would be a per-task cost that grows with the number of tasks.
 ``cnt`` must be all zeros and ``slot`` all -1 on entry; both are left that way on return.
 
 ``run_tasks`` is the engine's search; ``build(skip=False)`` makes it without
-the skip flags (the work analysis measures what they save).  Work
+the skip flags (the work analysis measures what they save).  Two more switches
+are for the work analysis only: ``vmajor`` runs the branch test vertex by vertex,
+and ``wcache`` first tries the last few lower-ranked vertices that rejected a
+branch of the task (a lower-ranked vertex is never in X', so one containing Γ'
+rejects the branch without the test).  Work
 counters (:mod:`baselines._work`) are on when ``ctr`` is an array and compiled
 out when it is ``None`` (the engine).
 """
@@ -117,7 +121,15 @@ def _sort_slots(vid, aoff, alen, lo, hi):
 @keyed
 @njit(cache=True, nogil=True)
 def _closure_is(vo, vi, ui, base, adj, lo, ln, target, buf, ctr):
-    """True iff |∩_{j ∈ adj[lo:lo+ln]} N(ui[base + j])| == target.
+    """True iff |∩_{j ∈ adj[lo:lo+ln]} N(ui[base + j])| == target (:func:`_closure_size`)."""
+    return _closure_size(vo, vi, ui, base, adj, lo, ln, target, buf, ctr) <= target
+
+
+@keyed
+@njit(cache=True, nogil=True)
+def _closure_size(vo, vi, ui, base, adj, lo, ln, target, buf, ctr):
+    """|∩_{j ∈ adj[lo:lo+ln]} N(ui[base + j])| if it is above ``target`` (then ``buf`` holds
+    the intersection), else a size at most ``target``.
 
     The intersection always holds at least ``target`` vertices (X, w and the
     absorbed tail vertices), so we stop as soon as it is down to ``target``.
@@ -197,7 +209,34 @@ def _closure_is(vo, vi, ui, base, adj, lo, ln, target, buf, ctr):
         ctr[work_counters.C_CLOSURE] += work
         if ok:
             ctr[work_counters.C_CLOSUREMAX] += work
-    return ok
+    return m
+
+
+@keyed
+@njit(cache=True, nogil=True)
+def _contains_all(uo, ui, u, base, adj, lo, ln, ctr):
+    """Whether N(u) holds every vertex ui[base + j] of Γ' (j in adj[lo:lo+ln]): one binary
+    search each, in u's sorted list."""
+    a0 = uo[u]
+    a1 = uo[u + 1]
+    for e in range(lo, lo + ln):
+        x = ui[base + adj[e]]
+        a = a0
+        b = a1
+        if ctr is not None:
+            lg = 1
+            while (1 << lg) < b - a:
+                lg += 1
+            ctr[work_counters.C_WCOST] += lg
+        while a < b:
+            mid = (a + b) >> 1
+            if ui[mid] < x:
+                a = mid + 1
+            else:
+                b = mid
+        if a >= a1 or ui[a] != x:
+            return False
+    return True
 
 
 @keyed
@@ -310,9 +349,10 @@ def _split_two_hop(v, d, rank, cnt, touched, nt, u_is_left):
 
 
 _BUILDS: dict = {}
+WCAP = 4  # witnesses a task keeps (build(wcache=True))
 
 
-def build(skip=True, vmajor=False):
+def build(skip=True, vmajor=False, wcache=False):
     """The search (``run_tasks``) for one setting of the work-analysis switch.
 
     ``skip``: flag tail vertices whose whole list equals Γ' and skip them (the
@@ -320,10 +360,10 @@ def build(skip=True, vmajor=False):
     the flags save).  The switch is a constant of the compiled code: the
     engine's build has no trace of the other setting.  Memoised.
     """
-    key = (bool(skip), bool(vmajor))
+    key = (bool(skip), bool(vmajor), bool(wcache))
     if key in _BUILDS:
         return _BUILDS[key]
-    SKIP, VMAJOR = key
+    SKIP, VMAJOR, WCACHE = key
 
     @keyed
     @njit(cache=True, nogil=True)
@@ -346,6 +386,7 @@ def build(skip=True, vmajor=False):
         mark = np.zeros(maxd, np.int64)
         token = np.int64(0)
         velem = np.empty(maxd, np.uint64)
+        wc = np.zeros(WCAP, np.int64)
 
         vcap = 1024
         vid = np.empty(vcap, np.int32)
@@ -385,6 +426,7 @@ def build(skip=True, vmajor=False):
                 v, d, rank, cnt, touched, ntouched, u_is_left
             )
             rv = rank[v]
+            wcn = 0
             if killed:
                 if ctr is not None:
                     ctr[work_counters.C_KILLED] += 1
@@ -503,10 +545,31 @@ def build(skip=True, vmajor=False):
                         vtop += 1
                         atop += c
                 # maximality / first-generation test: |Γ(Γ')| == |X'|
-                if VMAJOR:
+                hit = False
+                if WCACHE:
+                    for ci in range(wcn):
+                        if _contains_all(uo, ui, wc[ci], base, adj, lo, ln, ctr):
+                            hit = True
+                            break
+                if hit:
+                    kept = False
+                    if ctr is not None:
+                        ctr[work_counters.C_WHITS] += 1
+                elif VMAJOR:
                     kept = _closure_is_vmajor(vo, vi, ui, base, adj, lo, ln, nx, ctr)
                 else:
-                    kept = _closure_is(vo, vi, ui, base, adj, lo, ln, nx, buf, ctr)
+                    ym = _closure_size(vo, vi, ui, base, adj, lo, ln, nx, buf, ctr)
+                    kept = ym <= nx
+                    if WCACHE and not kept:
+                        # a lower-ranked vertex of the intersection is never in X': it will
+                        # witness other branches of this task (most recent first)
+                        for t in range(ym):
+                            if rank[buf[t]] < rv:
+                                for ci in range(min(wcn, WCAP - 1), 0, -1):
+                                    wc[ci] = wc[ci - 1]
+                                wc[0] = buf[t]
+                                wcn = min(wcn + 1, WCAP)
+                                break
                 if not kept:
                     if ctr is not None:
                         ctr[work_counters.C_NONMAX] += 1

@@ -38,6 +38,8 @@ COUNTERS = (
     "closure_tests",  # maximality tests by closure
     "closure_lists",  # ... lists intersected in them (the shortest one, copied, not counted)
     "closure_long",  # ... tests whose shortest list holds more than 32 vertices
+    "witness_hits",  # branches a cached lower-ranked witness rejected (no closure test)
+    "witness_cost",  # ... binary-search steps testing cached witnesses
 )
 NCTR = len(COUNTERS)
 (
@@ -65,6 +67,8 @@ NCTR = len(COUNTERS)
     C_CTESTS,
     C_CLISTS,
     C_CLONG,
+    C_WHITS,
+    C_WCOST,
 ) = range(NCTR)
 
 

@@ -46,7 +46,7 @@ from mbebench.side import candidates_on_left  # noqa: E402
 
 IMBEA_DEFAULT = {"side": "auto", "order": "asc", "wmode": 0, "check": 0, "buildq": 1, "twin": 1}
 BUILD_KEYS = ("wmode", "check", "buildq", "twin")  # _imbea_kernel.build's arguments, in order
-PARMBE_DEFAULT = {"side": "smaller", "order": "asc", "skip": 1, "vmajor": 0}
+PARMBE_DEFAULT = {"side": "smaller", "order": "asc", "skip": 1, "vmajor": 0, "wcache": 0}
 
 # name -> variant string; the first of each family is the engine's own setting
 PRESETS = {
@@ -68,6 +68,7 @@ PRESETS = {
     "P-random": "parmbe:order=random",
     "P-skip0": "parmbe:skip=0",
     "P-vmajor": "parmbe:vmajor=1",
+    "P-wcache": "parmbe:wcache=1",
 }
 
 
@@ -136,7 +137,8 @@ def run_variant(graph: CSRGraph, name: str) -> dict:
         count, fp, *_ = search(c_off, c_idx, l_off, l_idx, wc, wl, left, rank, tasks, ones - 1,
                                ones, False, ctr)
     else:
-        search = _parmbe_kernel.build(skip=bool(spec["skip"]), vmajor=bool(spec["vmajor"]))
+        search = _parmbe_kernel.build(skip=bool(spec["skip"]), vmajor=bool(spec["vmajor"]),
+                                      wcache=bool(spec["wcache"]))
         verts = order[np.diff(c_off)[order] > 0]
         ones = np.ones(verts.size, np.int32)  # whole subproblems: piece 0 of 1
         cnt, slot, touched, buf = parmbe_plan.new_scratch(c_off, l_off)
@@ -189,7 +191,7 @@ def engines(graph: CSRGraph) -> list[dict]:
 
 SHOW = ("nodes", "nonmax", "n2_scan", "local_build", "zero_words", "lprime", "qcheck",
         "qcheck_q1", "qcheck_max", "expand", "closure", "closure_max", "closure_tests",
-        "closure_lists", "closure_long", "sort")  # fmt: skip
+        "closure_lists", "closure_long", "sort", "witness_hits", "witness_cost")  # fmt: skip
 
 
 def fmt_row(r: dict) -> str:
