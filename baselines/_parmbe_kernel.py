@@ -119,6 +119,55 @@ def _sort_slots(vid, aoff, alen, lo, hi):
 
 
 @keyed
+@njit(cache=True, nogil=True, inline="always")
+def _lower_bound(arr, a, b, x):
+    """The first position in the sorted arr[a:b] whose value is not below x (b if none)."""
+    while a < b:
+        mid = (a + b) >> 1
+        if arr[mid] < x:
+            a = mid + 1
+        else:
+            b = mid
+    return a
+
+
+@keyed
+@njit(cache=True, nogil=True, inline="always")
+def _log2_ceil(n):
+    """The steps of a binary search over n elements, as the work counters count them (>= 1)."""
+    lg = 1
+    while (1 << lg) < n:
+        lg += 1
+    return lg
+
+
+@keyed
+@njit(cache=True, nogil=True, inline="always")
+def _shortest(vo, ui, base, adj, lo, ln):
+    """(position in adj, length) of the shortest global list among Γ' = adj[lo:lo+ln]."""
+    best = lo
+    bd = vo[ui[base + adj[lo]] + 1] - vo[ui[base + adj[lo]]]
+    for e in range(lo + 1, lo + ln):
+        y = ui[base + adj[e]]
+        dy = vo[y + 1] - vo[y]
+        if dy < bd:
+            bd = dy
+            best = e
+    return best, bd
+
+
+@keyed
+@njit(cache=True, nogil=True, inline="always")
+def _count_test(ctr, bd, work, ok):
+    ctr[work_counters.C_CTESTS] += 1
+    if bd > 32:
+        ctr[work_counters.C_CLONG] += 1
+    ctr[work_counters.C_CLOSURE] += work
+    if ok:
+        ctr[work_counters.C_CLOSUREMAX] += work
+
+
+@keyed
 @njit(cache=True, nogil=True)
 def _closure_is(vo, vi, ui, base, adj, lo, ln, target, buf, ctr):
     """True iff |∩_{j ∈ adj[lo:lo+ln]} N(ui[base + j])| == target (:func:`_closure_size`)."""
@@ -138,14 +187,7 @@ def _closure_size(vo, vi, ui, base, adj, lo, ln, target, buf, ctr):
     ``closure_tests``, the lists it intersects to ``closure_lists``, and to
     ``closure_long`` if its shortest list holds more than 32 vertices (a warp's lanes).
     """
-    best = lo
-    bd = vo[ui[base + adj[lo]] + 1] - vo[ui[base + adj[lo]]]
-    for e in range(lo + 1, lo + ln):
-        y = ui[base + adj[e]]
-        dy = vo[y + 1] - vo[y]
-        if dy < bd:
-            bd = dy
-            best = e
+    best, bd = _shortest(vo, ui, base, adj, lo, ln)
     # ``work`` feeds the counters only: every update is inside ``ctr is not None``,
     # which numba prunes for the engine (an unguarded one costs the engine time)
     work = ln
@@ -167,22 +209,11 @@ def _closure_size(vo, vi, ui, base, adj, lo, ln, target, buf, ctr):
             nm = 0
             if s1 - p > 16 * m:
                 if ctr is not None:
-                    lg = 1
-                    while (1 << lg) < s1 - p:
-                        lg += 1
-                    work += m * lg
+                    work += m * _log2_ceil(s1 - p)
                 for t in range(m):
                     x = buf[t]
                     # binary search for x in vi[p:s1]
-                    a = p
-                    b = s1
-                    while a < b:
-                        mid = (a + b) >> 1
-                        if vi[mid] < x:
-                            a = mid + 1
-                        else:
-                            b = mid
-                    p = a
+                    p = _lower_bound(vi, p, s1, x)
                     if p < s1 and vi[p] == x:
                         buf[nm] = x
                         nm += 1
@@ -201,14 +232,8 @@ def _closure_size(vo, vi, ui, base, adj, lo, ln, target, buf, ctr):
                 ctr[work_counters.C_CLISTS] += 1
             if m <= target:
                 break
-    ok = m <= target
     if ctr is not None:
-        ctr[work_counters.C_CTESTS] += 1
-        if bd > 32:
-            ctr[work_counters.C_CLONG] += 1
-        ctr[work_counters.C_CLOSURE] += work
-        if ok:
-            ctr[work_counters.C_CLOSUREMAX] += work
+        _count_test(ctr, bd, work, m <= target)
     return m
 
 
@@ -221,19 +246,9 @@ def _contains_all(uo, ui, u, base, adj, lo, ln, ctr):
     a1 = uo[u + 1]
     for e in range(lo, lo + ln):
         x = ui[base + adj[e]]
-        a = a0
-        b = a1
         if ctr is not None:
-            lg = 1
-            while (1 << lg) < b - a:
-                lg += 1
-            ctr[work_counters.C_WCOST] += lg
-        while a < b:
-            mid = (a + b) >> 1
-            if ui[mid] < x:
-                a = mid + 1
-            else:
-                b = mid
+            ctr[work_counters.C_WCOST] += _log2_ceil(a1 - a0)
+        a = _lower_bound(ui, a0, a1, x)
         if a >= a1 or ui[a] != x:
             return False
     return True
@@ -246,14 +261,7 @@ def _closure_is_vmajor(vo, vi, ui, base, adj, lo, ln, target, ctr):
     in the other lists (binary search) until one lacks it; a vertex in all of them is a
     survivor, and ``target`` + 1 survivors end the test (not maximal) before the rest of
     the lists are read.  Work analysis only (``build(vmajor=True)``)."""
-    best = lo
-    bd = vo[ui[base + adj[lo]] + 1] - vo[ui[base + adj[lo]]]
-    for e in range(lo + 1, lo + ln):
-        y = ui[base + adj[e]]
-        dy = vo[y + 1] - vo[y]
-        if dy < bd:
-            bd = dy
-            best = e
+    best, bd = _shortest(vo, ui, base, adj, lo, ln)
     work = ln
     surv = 0
     if bd > target:
@@ -267,19 +275,9 @@ def _closure_is_vmajor(vo, vi, ui, base, adj, lo, ln, target, ctr):
                 if e == best:
                     continue
                 y = ui[base + adj[e]]
-                a = vo[y]
-                b = vo[y + 1]
                 if ctr is not None:
-                    lg = 1
-                    while (1 << lg) < b - a:
-                        lg += 1
-                    work += lg
-                while a < b:
-                    mid = (a + b) >> 1
-                    if vi[mid] < x:
-                        a = mid + 1
-                    else:
-                        b = mid
+                    work += _log2_ceil(vo[y + 1] - vo[y])
+                a = _lower_bound(vi, vo[y], vo[y + 1], x)
                 if a >= vo[y + 1] or vi[a] != x:
                     inall = False
                     break
@@ -289,12 +287,7 @@ def _closure_is_vmajor(vo, vi, ui, base, adj, lo, ln, target, ctr):
                     break
     ok = bd <= target or surv <= target
     if ctr is not None:
-        ctr[work_counters.C_CTESTS] += 1
-        if bd > 32:
-            ctr[work_counters.C_CLONG] += 1
-        ctr[work_counters.C_CLOSURE] += work
-        if ok:
-            ctr[work_counters.C_CLOSUREMAX] += work
+        _count_test(ctr, bd, work, ok)
     return ok
 
 
