@@ -58,7 +58,7 @@ from baselines._imbea_parts import (
     _sort_by_key,
     new_workspace,
 )
-from baselines._parmbe_kernel import _closure_is
+from baselines._parmbe_check import _closure_is
 from mbebench.fingerprint import combine_sides_nb
 from mbebench.jitcache import keyed
 

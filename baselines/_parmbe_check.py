@@ -1,0 +1,188 @@
+"""ParMBE's branch test (:mod:`baselines._parmbe_kernel`): is |Γ(Γ')| = |X'|?
+
+The engine's test intersects the global lists of Γ' from the shortest one (:func:`_closure_size`,
+:func:`_closure_is`, also iMBEA's closure check); two more serve the work analysis only
+(``_parmbe_kernel.build``'s switches): the same test vertex by vertex
+(:func:`_closure_is_vmajor`), and one cached witness tried first (:func:`_contains_all`).
+Work counters as in :mod:`baselines._work`: every update under ``ctr is not None``.
+"""
+
+from __future__ import annotations
+
+from numba import njit
+
+from baselines import _work as work_counters
+from mbebench.jitcache import keyed
+
+
+@keyed
+@njit(cache=True, nogil=True, inline="always")
+def _lower_bound(arr, a, b, x):
+    """The first position in the sorted arr[a:b] whose value is not below x (b if none)."""
+    while a < b:
+        mid = (a + b) >> 1
+        if arr[mid] < x:
+            a = mid + 1
+        else:
+            b = mid
+    return a
+
+
+@keyed
+@njit(cache=True, nogil=True, inline="always")
+def _log2_ceil(n):
+    """The steps of a binary search over n elements, as the work counters count them (>= 1)."""
+    lg = 1
+    while (1 << lg) < n:
+        lg += 1
+    return lg
+
+
+@keyed
+@njit(cache=True, nogil=True, inline="always")
+def _shortest(vo, ui, base, adj, lo, ln):
+    """(position in adj, length) of the shortest global list among Γ' = adj[lo:lo+ln]."""
+    best = lo
+    bd = vo[ui[base + adj[lo]] + 1] - vo[ui[base + adj[lo]]]
+    for e in range(lo + 1, lo + ln):
+        y = ui[base + adj[e]]
+        dy = vo[y + 1] - vo[y]
+        if dy < bd:
+            bd = dy
+            best = e
+    return best, bd
+
+
+@keyed
+@njit(cache=True, nogil=True, inline="always")
+def _count_test(ctr, bd, work, ok):
+    ctr[work_counters.C_CTESTS] += 1
+    if bd > 32:
+        ctr[work_counters.C_CLONG] += 1
+    ctr[work_counters.C_CLOSURE] += work
+    if ok:
+        ctr[work_counters.C_CLOSUREMAX] += work
+
+
+@keyed
+@njit(cache=True, nogil=True)
+def _closure_is(vo, vi, ui, base, adj, lo, ln, target, buf, ctr):
+    """True iff |∩_{j ∈ adj[lo:lo+ln]} N(ui[base + j])| == target (:func:`_closure_size`)."""
+    return _closure_size(vo, vi, ui, base, adj, lo, ln, target, buf, ctr) <= target
+
+
+@keyed
+@njit(cache=True, nogil=True)
+def _closure_size(vo, vi, ui, base, adj, lo, ln, target, buf, ctr):
+    """|∩_{j ∈ adj[lo:lo+ln]} N(ui[base + j])| if it is above ``target`` (then ``buf`` holds
+    the intersection), else a size at most ``target``.
+
+    The intersection always holds at least ``target`` vertices (X, w and the
+    absorbed tail vertices), so we stop as soon as it is down to ``target``.
+    ``ctr`` (None, or the counters of :mod:`baselines._work`): the elements
+    read go to ``closure``, and to ``closure_max`` when the test holds; the test to
+    ``closure_tests``, the lists it intersects to ``closure_lists``, and to
+    ``closure_long`` if its shortest list holds more than 32 vertices (a warp's lanes).
+    """
+    best, bd = _shortest(vo, ui, base, adj, lo, ln)
+    # ``work`` feeds the counters only: every update is inside ``ctr is not None``,
+    # which numba prunes for the engine (an unguarded one costs the engine time)
+    work = ln
+    m = bd
+    if bd > target:
+        yb = ui[base + adj[best]]
+        s = vo[yb]
+        for t in range(bd):
+            buf[t] = vi[s + t]
+        if ctr is not None:
+            work += bd
+        for e in range(lo, lo + ln):
+            if e == best:
+                continue
+            y = ui[base + adj[e]]
+            p = vo[y]
+            s1 = vo[y + 1]
+            p0 = p
+            nm = 0
+            if s1 - p > 16 * m:
+                if ctr is not None:
+                    work += m * _log2_ceil(s1 - p)
+                for t in range(m):
+                    x = buf[t]
+                    # binary search for x in vi[p:s1]
+                    p = _lower_bound(vi, p, s1, x)
+                    if p < s1 and vi[p] == x:
+                        buf[nm] = x
+                        nm += 1
+            else:
+                for t in range(m):
+                    x = buf[t]
+                    while p < s1 and vi[p] < x:
+                        p += 1
+                    if p < s1 and vi[p] == x:
+                        buf[nm] = x
+                        nm += 1
+                if ctr is not None:
+                    work += (p - p0) + m
+            m = nm
+            if ctr is not None:
+                ctr[work_counters.C_CLISTS] += 1
+            if m <= target:
+                break
+    if ctr is not None:
+        _count_test(ctr, bd, work, m <= target)
+    return m
+
+
+@keyed
+@njit(cache=True, nogil=True)
+def _contains_all(uo, ui, u, base, adj, lo, ln, ctr):
+    """Whether N(u) holds every vertex ui[base + j] of Γ' (j in adj[lo:lo+ln]): one binary
+    search each, in u's sorted list."""
+    a0 = uo[u]
+    a1 = uo[u + 1]
+    for e in range(lo, lo + ln):
+        x = ui[base + adj[e]]
+        if ctr is not None:
+            ctr[work_counters.C_WCOST] += _log2_ceil(a1 - a0)
+        a = _lower_bound(ui, a0, a1, x)
+        if a >= a1 or ui[a] != x:
+            return False
+    return True
+
+
+@keyed
+@njit(cache=True, nogil=True)
+def _closure_is_vmajor(vo, vi, ui, base, adj, lo, ln, target, ctr):
+    """:func:`_closure_is` vertex by vertex: each vertex x of the shortest list is looked up
+    in the other lists (binary search) until one lacks it; a vertex in all of them is a
+    survivor, and ``target`` + 1 survivors end the test (not maximal) before the rest of
+    the lists are read.  Work analysis only (``build(vmajor=True)``)."""
+    best, bd = _shortest(vo, ui, base, adj, lo, ln)
+    work = ln
+    surv = 0
+    if bd > target:
+        yb = ui[base + adj[best]]
+        s = vo[yb]
+        for t in range(bd):
+            x = vi[s + t]
+            work += 1
+            inall = True
+            for e in range(lo, lo + ln):
+                if e == best:
+                    continue
+                y = ui[base + adj[e]]
+                if ctr is not None:
+                    work += _log2_ceil(vo[y + 1] - vo[y])
+                a = _lower_bound(vi, vo[y], vo[y + 1], x)
+                if a >= vo[y + 1] or vi[a] != x:
+                    inall = False
+                    break
+            if inall:
+                surv += 1
+                if surv > target:
+                    break
+    ok = bd <= target or surv <= target
+    if ctr is not None:
+        _count_test(ctr, bd, work, ok)
+    return ok
