@@ -55,7 +55,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def note(text: str) -> None:
-    if (envvars.get(VERBOSE_ENV) or "0") not in ("", "0"):
+    if envvars.flag(VERBOSE_ENV):
         print(f"cumbe: {text}", file=sys.stderr, flush=True)
 
 

@@ -49,9 +49,10 @@ _warned: set[str] = set()
 
 
 def flag(name: str) -> bool:
-    """Whether the switch ``name`` is on: set, and neither empty nor "0" (numba's rule for its
-    own switches, which the build switches of cuMBE follow)."""
-    return os.environ.get(name, "") not in ("", "0")
+    """Whether the switch ``name`` is on: set (under its name or, as :func:`get` reads it, its
+    old one), and neither empty nor "0" (numba's rule for its own switches, which the build
+    switches of cuMBE follow)."""
+    return (get(name) or "") not in ("", "0")
 
 
 def simulating() -> bool:

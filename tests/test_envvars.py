@@ -55,6 +55,10 @@ def test_a_switch_is_on_when_set_to_anything_but_empty_or_zero(monkeypatch):
     for value, on in (("", False), ("0", False), ("1", True), ("yes", True)):
         monkeypatch.setenv("CUMBE_WRAPAROUND", value)
         assert envvars.flag("CUMBE_WRAPAROUND") is on, value
+    # a switch is read under its old name too, as get() reads it
+    monkeypatch.delenv("MBEBENCH_PREP_CACHE", raising=False)
+    monkeypatch.setenv("CUMBE_PREP_CACHE", "1")
+    assert envvars.flag("MBEBENCH_PREP_CACHE")
     monkeypatch.setenv("NUMBA_ENABLE_CUDASIM", "0")
     assert not envvars.simulating()
     monkeypatch.setenv("NUMBA_ENABLE_CUDASIM", "1")
