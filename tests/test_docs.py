@@ -62,7 +62,8 @@ def test_links_lead_to_files_that_exist():
 
 def test_no_instructions_for_a_remote_harness():
     files = [*DOCS, *(REPO / "benchmarks").rglob("*.py"), *(REPO / "benchmarks").rglob("*.sh"),
-             *(REPO / "benchmarks").rglob("*.yaml"), *(REPO / "tools").glob("*.py")]
+             *(REPO / "benchmarks").rglob("*.yaml"), *(REPO / "tools").glob("*.py"),
+             *(REPO / "benchmarks").rglob("*.json"), *(REPO / "benchmarks").rglob("*.jsonl")]
     found = {str(p.relative_to(REPO)): _harness_words(p.read_text()) for p in files}
     assert {k: v for k, v in found.items() if v} == {}
 
