@@ -50,9 +50,11 @@ all of V per task would be a per-task cost that grows with the number of tasks.
 ``run_tasks`` is the engine's search; ``build(skip=False)`` makes it without
 the skip flags (the work analysis measures what they save).  Two more switches
 are for the work analysis only: ``vmajor`` runs the branch test vertex by vertex,
-and ``wcache`` first tries the last few lower-ranked vertices that rejected a
+``wcache`` first tries the last few lower-ranked vertices that rejected a
 branch of the task (a lower-ranked vertex is never in X', so one containing Γ'
-rejects the branch without the test).  Work
+rejects the branch without the test), and ``wstatic=K`` tries instead the task's K
+lower-ranked 2-hop vertices with the most common neighbours with v, chosen once
+at the task's start from the two-hop counts it makes anyway.  Work
 counters (:mod:`baselines._work`) are on when ``ctr`` is an array and compiled
 out when it is ``None`` (the engine).
 """
@@ -173,7 +175,7 @@ _BUILDS: dict = {}
 WCAP = 4  # witnesses a task keeps (build(wcache=True))
 
 
-def build(skip=True, vmajor=False, wcache=False):
+def build(skip=True, vmajor=False, wcache=False, wstatic=0):
     """The search (``run_tasks``) for one setting of the work-analysis switch.
 
     ``skip``: flag tail vertices whose whole list equals Γ' and skip them (the
@@ -181,10 +183,11 @@ def build(skip=True, vmajor=False, wcache=False):
     the flags save).  The switch is a constant of the compiled code: the
     engine's build has no trace of the other setting.  Memoised.
     """
-    key = (bool(skip), bool(vmajor), bool(wcache))
+    key = (bool(skip), bool(vmajor), bool(wcache), int(wstatic))
     if key in _BUILDS:
         return _BUILDS[key]
-    SKIP, VMAJOR, WCACHE = key
+    SKIP, VMAJOR, WCACHE, WSTATIC = key
+    NWS = max(WSTATIC, 1)
 
     @keyed
     @njit(cache=True, nogil=True)
@@ -208,6 +211,9 @@ def build(skip=True, vmajor=False, wcache=False):
         token = np.int64(0)
         velem = np.empty(maxd, np.uint64)
         wc = np.zeros(WCAP, np.int64)
+        ws_u = np.zeros(NWS, np.int64)
+        ws_c = np.zeros(NWS, np.int64)
+        wsn = 0
 
         vcap = 1024
         vid = np.empty(vcap, np.int32)
@@ -248,6 +254,22 @@ def build(skip=True, vmajor=False, wcache=False):
             )
             rv = rank[v]
             wcn = 0
+            if WSTATIC:
+                # the K lower-ranked 2-hop vertices with the most common neighbours, by
+                # insertion into a short sorted list
+                wsn = 0
+                for idx in range(ntouched):
+                    u = touched[idx]
+                    c = cnt[u]
+                    if rank[u] < rv and (wsn < WSTATIC or c > ws_c[wsn - 1]):
+                        p = min(wsn, WSTATIC - 1)
+                        while p > 0 and ws_c[p - 1] < c:
+                            ws_c[p] = ws_c[p - 1]
+                            ws_u[p] = ws_u[p - 1]
+                            p -= 1
+                        ws_c[p] = c
+                        ws_u[p] = u
+                        wsn = min(wsn + 1, WSTATIC)
             if killed:
                 if ctr is not None:
                     ctr[work_counters.C_KILLED] += 1
@@ -367,6 +389,13 @@ def build(skip=True, vmajor=False, wcache=False):
                         atop += c
                 # maximality / first-generation test: |Γ(Γ')| == |X'|
                 hit = False
+                if WSTATIC:
+                    for ci in range(wsn):
+                        if ws_c[ci] < ln:
+                            break  # sorted: no later one has |L'| common neighbours
+                        if _contains_all(uo, ui, ws_u[ci], base, adj, lo, ln, ctr):
+                            hit = True
+                            break
                 if WCACHE:
                     for ci in range(wcn):
                         if _contains_all(uo, ui, wc[ci], base, adj, lo, ln, ctr):
