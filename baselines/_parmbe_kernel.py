@@ -254,6 +254,12 @@ def build(skip=True, vmajor=False, wcache=False, wstatic=0):
             )
             rv = rank[v]
             wcn = 0
+            if killed:
+                if ctr is not None:
+                    ctr[work_counters.C_KILLED] += 1
+                for idx in range(ntouched):
+                    cnt[touched[idx]] = 0
+                continue
             if WSTATIC:
                 # the K lower-ranked 2-hop vertices with the most common neighbours, by
                 # insertion into a short sorted list
@@ -270,12 +276,6 @@ def build(skip=True, vmajor=False, wcache=False, wstatic=0):
                         ws_c[p] = c
                         ws_u[p] = u
                         wsn = min(wsn + 1, WSTATIC)
-            if killed:
-                if ctr is not None:
-                    ctr[work_counters.C_KILLED] += 1
-                for idx in range(ntouched):
-                    cnt[touched[idx]] = 0
-                continue
             sum_v = np.uint64(0)
             for j in range(d):
                 velem[j] = _elem(ui[base + j], v_is_left)
