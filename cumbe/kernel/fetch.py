@@ -14,6 +14,7 @@ from types import SimpleNamespace
 from numba import cuda
 
 from cumbe import layout as _lay
+from cumbe.kernel.arena import base_at, ld, st
 from cumbe.kernel.consts import ERR_ARENA, I32, I64, P_NU, S_C0, S_C1, S_C2, S_CAPH, S_CBW, S_D
 from cumbe.kernel.consts import S_DEPTH, S_LVL, S_N, S_NB, S_OFF, S_QCAP, S_TB, U64, U_SUML, U_SUMX
 from cumbe.kernel.consts import X_BASE, X_COST, X_MIN, X_NID, X_R, ZERO64
@@ -73,10 +74,11 @@ def make_fetch(cfg, grp, lists):
     @dev
     def hash_find(A, R, oHK, oHC, u, mask):
         """u's count slot, as pass 2 left it (u is in the hash)."""
+        W = base_at(A, R)
         h = hslot(u, mask)
-        while A[R + oHK + h] != u:
+        while ld(W, I32(oHK + h)) != u:
             h = hnext(h, mask)
-        return A[R + oHC + h]
+        return ld(W, I32(oHC + h))
 
     @dev
     def wedge_run(adjU, offV, adjV, base, j, v):
@@ -95,10 +97,11 @@ def make_fetch(cfg, grp, lists):
     def wedge_at(A, R, oPRE, oST, adjU, offV, adjV, base, j, t):
         """Wedge t's 2-hop vertex, and the run j it lies in: a lane walks its wedges in
         order, so j, the run of the previous one, only moves forward."""
-        while A[R + oPRE + j + 1] <= t:
+        W = base_at(A, R)
+        while ld(W, I32(oPRE + j + 1)) <= t:
             j = I32(j + 1)
         y = adjU[base + j]
-        return j, adjV[offV[y] + A[R + oST + j] + (t - A[R + oPRE + j])]
+        return j, adjV[offV[y] + ld(W, I32(oST + j)) + (t - ld(W, I32(oPRE + j)))]
 
     @dev
     def offsets_to_shared(sh, g, gl, d, nb, tb, depth, caph, qcap, cb):
@@ -170,16 +173,17 @@ def make_fetch(cfg, grp, lists):
         oPRE = sh[g, S_OFF + K_PRE]
         oST = sh[g, S_OFF + K_ST]
         oSG, oSO, oSL, oKEY, oTAG, oLST = slot_fields(sh, g)
+        Wr = base_at(A, R)
         j = I32(gl)
         while j < d:
             c, s0 = wedge_run(adjU, offV, adjV, base, j, v)
-            A[R + oPRE + j] = I32(c)
-            A[R + oST + j] = I32(s0)
+            st(Wr, I32(oPRE + j), I32(c))
+            st(Wr, I32(oST + j), I32(s0))
             j = I32(j + G)
         h = I32(gl)
         while h < caph:
-            A[R + oHK + h] = -1
-            A[R + oHC + h] = 0
+            st(Wr, I32(oHK + h), I32(-1))
+            st(Wr, I32(oHC + h), I32(0))
             h = I32(h + G)
         gsync()
         # exclusive prefix sums of the runs (lane 0: d is one vertex's degree)
@@ -207,20 +211,20 @@ def make_fetch(cfg, grp, lists):
         sx = ZERO64
         h = I32(gl)
         while h < caph:
-            u = A[R + oHK + h]
+            u = ld(Wr, I32(oHK + h))
             if u >= 0:
-                c = A[R + oHC + h]
+                c = ld(Wr, I32(oHC + h))
                 if c == d and u > v:
                     sx += elem_u(orig[u], cand_left)
                     cuda.atomic.add(sh, (g, S_C0), 1)
-                    A[R + oHC + h] = -1
+                    st(Wr, I32(oHC + h), I32(-1))
                 else:
-                    s = cuda.atomic.add(sh, (g, S_N), 1)
-                    A[R + oSG + s] = u
-                    A[R + oSO + s] = cuda.atomic.add(sh, (g, S_C1), c)
-                    A[R + oSL + s] = c
-                    A[R + oKEY + s] = 0  # fill cursor for pass 3
-                    A[R + oHC + h] = s
+                    s = I32(cuda.atomic.add(sh, (g, S_N), 1))
+                    st(Wr, I32(oSG + s), u)
+                    st(Wr, I32(oSO + s), I32(cuda.atomic.add(sh, (g, S_C1), c)))
+                    st(Wr, I32(oSL + s), c)
+                    st(Wr, I32(oKEY + s), I32(0))  # fill cursor for pass 3
+                    st(Wr, I32(oHC + h), s)
             h = I32(h + G)
         cuda.atomic.add(shu, (g, U_SUMX), sx)
         gsync()
@@ -234,7 +238,7 @@ def make_fetch(cfg, grp, lists):
                 s = hash_find(A, R, oHK, oHC, u, mask)
                 if s >= 0:
                     p = cuda.atomic.add(A, R + oKEY + s, 1)
-                    A[R + oLST + A[R + oSO + s] + p] = j
+                    st(Wr, I32(oLST + ld(Wr, I32(oSO + s)) + p), j)
             t = I32(t + G)
         gsync()
         # the search view (overwrites the hash): P = every slot of higher rank
@@ -245,7 +249,7 @@ def make_fetch(cfg, grp, lists):
         sl = ZERO64
         jj = I32(gl)
         while jj < d:
-            A[R + oDL + jj] = 0
+            st(Wr, I32(oDL + jj), I32(0))
             sl += elem_v(adjU[base + jj], cand_left)
             jj = I32(jj + G)
         cuda.atomic.add(shu, (g, U_SUML), sl)
@@ -255,14 +259,14 @@ def make_fetch(cfg, grp, lists):
         gsync()
         s = I32(gl)
         while s < n:
-            A[R + oKEY + s] = A[R + oSL + s]
-            A[R + oTAG + s] = 1
-            if RS or A[R + oSG + s] > v:
+            st(Wr, I32(oKEY + s), ld(Wr, I32(oSL + s)))
+            st(Wr, I32(oTAG + s), I32(1))
+            if RS or ld(Wr, I32(oSG + s)) > v:
                 p = cuda.atomic.add(sh, (g, S_C1), 1)
-                A[R + oPARR + p] = s
+                st(Wr, I32(oPARR + p), s)
             else:
                 p = cuda.atomic.add(sh, (g, S_C2), 1)
-                A[R + oQ + p] = s
+                st(Wr, I32(oQ + p), s)
             s = I32(s + G)
         gsync()
         if gl == 0:

@@ -11,6 +11,7 @@ from types import SimpleNamespace
 
 from numba import cuda
 
+from cumbe.kernel.arena import base_at, ld, st
 from cumbe.kernel.consts import I32, I64, S_C0, S_C1, S_C2, S_OFF, SHIFT, U_SUML, ZERO64
 from cumbe.layout import K_AUX, K_AUX2, K_DL, K_KEY, K_LST, K_LV, K_PARR, K_Q, K_SG, K_SL, K_SO
 from cumbe.layout import K_TAG
@@ -67,16 +68,17 @@ def make_lists(cfg, grp):
         """key_l(u) = |N(u) ∩ L_l| (the length of u's level-l list prefix).  A key cached
         by a deeper node of this level's subtree is a prefix of the level's: scan
         forward from it while the entries lie in L_l."""
-        if A[R + oTAG + u] == nid:
-            return A[R + oKEY + u]
-        k = A[R + oKEY + u]
-        o = R + oLST + A[R + oSO + u]
-        end = A[R + oSL + u]
-        while k < end and A[R + oDL + A[o + k]] >= lvl:
+        W = base_at(A, R)
+        if ld(W, I32(oTAG + u)) == nid:
+            return ld(W, I32(oKEY + u))
+        k = ld(W, I32(oKEY + u))
+        o = I32(oLST + ld(W, I32(oSO + u)))
+        end = ld(W, I32(oSL + u))
+        while k < end and ld(W, I32(oDL + ld(W, I32(o + k)))) >= lvl:
             k = I32(k + 1)
         if write:
-            A[R + oKEY + u] = k
-            A[R + oTAG + u] = nid
+            st(W, I32(oKEY + u), k)
+            st(W, I32(oTAG + u), nid)
         return k
 
     @dev
@@ -89,41 +91,42 @@ def make_lists(cfg, grp):
     def partition_list(A, R, u, k, lvl, oSO, oLST, oDL):
         """Move the entries of u's prefix [0:k] that lie in L' (DL >= lvl) to its front;
         returns how many (|N(u) ∩ L'|).  In place: the nesting of prefixes survives."""
-        o = R + oLST + A[R + oSO + u]
+        W = base_at(A, R)
+        o = I32(oLST + ld(W, I32(oSO + u)))
         a = I32(0)
         b = I32(k)
         while a < b:
-            j = A[o + a]
-            if A[R + oDL + j] >= lvl:
+            j = ld(W, I32(o + a))
+            if ld(W, I32(oDL + j)) >= lvl:
                 a = I32(a + 1)
             else:
                 b = I32(b - 1)
-                t = A[o + b]
-                A[o + b] = j
-                A[o + a] = t
+                st(W, I32(o + a), ld(W, I32(o + b)))
+                st(W, I32(o + b), j)
         return a
 
-    # R and oDL are passed apart, not as one base R + oDL: the address arithmetic of the
-    # loops these replaced, which keeps the kernel's SASS byte for byte (a precomputed base
-    # moved the register allocation of the whole kernel and added spills).
+    # ``o`` is an absolute arena index: a stolen task's lists are in its victim's arena
     @dev
     def stamp(A, R, oDL, o, gl, k, lvl):
         """DL[j] = lvl for the k entries j of the list at A[o], the group's lanes strided."""
+        W = base_at(A, R)
         e = I32(gl)
         while e < k:
-            A[R + oDL + A[o + e]] = lvl
+            st(W, I32(oDL + A[o + e]), lvl)
             e = I32(e + G)
 
     @dev
     def stamp_lprime(A, shu, g, gl, R, oDL, o, k, lvl, adjU, base, cand_left):
         """Stamp the list at A[o:o+k] as L' (level lvl) and add its element hashes to the
         group's L sum."""
+        W = base_at(A, R)
+        NV = base_at(adjU, base)
         s = ZERO64
         e = I32(gl)
         while e < k:
             j = A[o + e]
-            A[R + oDL + j] = lvl
-            s += elem_v(adjU[base + j], cand_left)
+            st(W, I32(oDL + j), lvl)
+            s += elem_v(ld(NV, j), cand_left)
             e = I32(e + G)
         cuda.atomic.add(shu, (g, U_SUML), s)
 
@@ -140,26 +143,27 @@ def make_lists(cfg, grp):
             sh[g, S_C1] = 0
             sh[g, S_C2] = 0
         gsync()
-        nfront = np_ if push else 0
-        nmid = npc - ntw - nfront
+        W = base_at(A, R)
+        nfront = I32(np_ if push else 0)
+        nmid = I32(npc - ntw - nfront)
         i = I32(gl)
         while i < npc:
-            c = A[R + oAUX + i]
-            u = A[R + oPARR + i]
+            c = ld(W, I32(oAUX + i))
+            u = ld(W, I32(oPARR + i))
             if c < 0:
-                p = nfront + nmid + cuda.atomic.add(sh, (g, S_C2), 1)
+                p = I32(nfront + nmid + cuda.atomic.add(sh, (g, S_C2), 1))
             elif push and c > 0 and c < kl:
-                p = cuda.atomic.add(sh, (g, S_C0), 1)
-                A[R + oKEY + u] = c
-                A[R + oTAG + u] = nid2
+                p = I32(cuda.atomic.add(sh, (g, S_C0), 1))
+                st(W, I32(oKEY + u), c)
+                st(W, I32(oTAG + u), nid2)
             else:
-                p = nfront + cuda.atomic.add(sh, (g, S_C1), 1)
-            A[R + oAUX2 + p] = u
+                p = I32(nfront + cuda.atomic.add(sh, (g, S_C1), 1))
+            st(W, I32(oAUX2 + p), u)
             i = I32(i + G)
         gsync()
         i = I32(gl)
         while i < npc:
-            A[R + oPARR + i] = A[R + oAUX2 + i]
+            st(W, I32(oPARR + i), ld(W, I32(oAUX2 + i)))
             i = I32(i + G)
         gsync()
 

@@ -13,6 +13,7 @@ from types import SimpleNamespace
 
 from numba import cuda
 
+from cumbe.kernel.arena import base_at, ld, st
 from cumbe.kernel.consts import ERR_QCAP, I32, I64, S_C0, S_C1, S_CBW, S_NONMAX, S_NQ, S_OFF, S_QCAP
 from cumbe.kernel.consts import S_R0, S_SURV
 from cumbe.layout import F_QE, K_CB, K_DL, K_LST, K_Q, K_SL, K_SO
@@ -24,36 +25,42 @@ def make_maximality(cfg, grp):
 
     @dev
     def bsearch(adj, lo, hi, key):
-        """Is key in the sorted segment adj[lo:hi]?"""
-        while lo < hi:
-            mid = (lo + hi) >> 1
-            a = adj[mid]
-            if a < key:
-                lo = mid + 1
-            elif a > key:
-                hi = mid
+        """Is key in the sorted segment adj[lo:hi]?  (32-bit positions in the segment: a
+        vertex's degree is below 2**31.)"""
+        P = base_at(adj, lo)
+        a = I32(0)
+        b = I32(hi - lo)
+        while a < b:
+            mid = I32((a + b) >> 1)
+            w = ld(P, mid)
+            if w < key:
+                a = I32(mid + 1)
+            elif w > key:
+                b = mid
             else:
                 return True
         return False
 
     @dev
-    def intersect_one(A, adjU, offV, adjV, sh, g, gl, base, o, e, oCB, half, cur, step, m):
+    def intersect_one(A, adjU, offV, adjV, sh, g, gl, base, o, e, W, oCB, half, cur, step, m):
         """One list a barrier: the running intersection (``m`` vertices in buffer half
-        ``cur``) against list ``e`` of L', the survivors into the other half; returns how
-        many.  Three rotating counters (``step``): one barrier a list."""
+        ``cur``, the worker's words at ``W``) against list ``e`` of L', the survivors into
+        the other half; returns how many.  Three rotating counters (``step``): one barrier
+        a list."""
+        NV = base_at(adjU, base)
         cslot = S_R0 + step % 3
         if gl == 0:
             sh[g, S_R0 + (step + 1) % 3] = 0
-        y = adjU[base + A[o + e]]
+        y = ld(NV, A[o + e])
         lo = offV[y]
         hi = offV[y + 1]
-        src = oCB + cur * half
-        dst = oCB + (1 - cur) * half
+        src = I32(oCB + cur * half)
+        dst = I32(oCB + (1 - cur) * half)
         t = I32(gl)
         while t < m:
-            u = A[src + t]
+            u = ld(W, I32(src + t))
             if bsearch(adjV, lo, hi, u):
-                A[dst + cuda.atomic.add(sh, (g, cslot), 1)] = u
+                st(W, I32(dst + cuda.atomic.add(sh, (g, cslot), 1)), u)
             t = I32(t + G)
         gsync()
         return sh[g, cslot]
@@ -65,8 +72,10 @@ def make_maximality(cfg, grp):
         intersect one list at a time; L' is maximal iff the running intersection comes
         down to |R'| (= target) vertices, which it holds in any case (ParMBE's closure
         test: it usually stops after a few lists).  Sets S_NONMAX."""
-        oCB = R + sh[g, S_OFF + K_CB]
-        half = (sh[g, S_CBW] - 2) // 2
+        W = base_at(A, R)
+        NV = base_at(adjU, base)  # N(v): L' holds local ids into it
+        oCB = sh[g, S_OFF + K_CB]
+        half = I32((sh[g, S_CBW] - 2) // 2)
         if gl == 0:
             sh[g, S_SURV] = 0
             sh[g, S_C0] = 0x7FFFFFFF
@@ -77,7 +86,7 @@ def make_maximality(cfg, grp):
         best = I64(0x7FFFFFFFFFFFFFFF)
         e = I32(gl)
         while e < kl:
-            y = adjU[base + A[o + e]]
+            y = ld(NV, A[o + e])
             dy = offV[y + 1] - offV[y]
             if dy < best:
                 best = dy
@@ -89,18 +98,18 @@ def make_maximality(cfg, grp):
             return
         e = I32(gl)
         while e < kl:
-            y = adjU[base + A[o + e]]
+            y = ld(NV, A[o + e])
             if offV[y + 1] - offV[y] == dmin:
                 cuda.atomic.max(sh, (g, S_C1), I32(e + 1))
             e = I32(e + G)
         gsync()
         estar = sh[g, S_C1] - 1
-        ys = adjU[base + A[o + estar]]
+        ys = ld(NV, A[o + estar])
         lo0 = offV[ys]
         if dmin <= half:
             t = I32(gl)
             while t < dmin:
-                A[oCB + t] = adjV[lo0 + t]
+                st(W, I32(oCB + t), adjV[lo0 + t])
                 t = I32(t + G)
             gsync()
             m = dmin
@@ -109,8 +118,8 @@ def make_maximality(cfg, grp):
             for e in range(kl):
                 if e == estar:
                     continue
-                m = intersect_one(A, adjU, offV, adjV, sh, g, gl, base, o, e, oCB, half, cur,
-                                  step, m)
+                m = intersect_one(A, adjU, offV, adjV, sh, g, gl, base, o, e, W, oCB, half,
+                                  cur, step, m)
                 cur = 1 - cur
                 step += 1
                 if m <= target:
@@ -128,7 +137,7 @@ def make_maximality(cfg, grp):
             ok = True
             for e in range(kl):
                 if e != estar:
-                    y = adjU[base + A[o + e]]
+                    y = ld(NV, A[o + e])
                     if not bsearch(adjV, offV[y], offV[y + 1], u):
                         ok = False
                         break

@@ -13,6 +13,7 @@ from types import SimpleNamespace
 
 from numba import cuda
 
+from cumbe.kernel.arena import base_at, ld, st
 from cumbe.kernel.consts import BIG, CTL_FIXED, ERR_NID, I32, I64, MASK32, NID_MAX, P_EAGER
 from cumbe.kernel.consts import PH_CHECK, PH_EXPAND, PH_LPRIME, PH_OTHER, PH_SEL, PH_STEAL, S_LVL
 from cumbe.kernel.consts import S_NABS, S_NONMAX, S_NP, S_NQ, S_NTW, S_OFF, S_PK, S_PN, S_PUB, S_R0
@@ -44,23 +45,24 @@ def make_search(cfg, grp, lists, stealing, maximality):
         a level only grow); noES: every candidate recounted from its whole list."""
         oKEY, oTAG, oSO, oSL, oLST, oDL = list_fields(sh, g)
         oPARR = sh[g, S_OFF + K_PARR]
+        W = base_at(A, R)
         if gl == 0:
             sh64[g, X_MIN] = BIG
         gsync()
         c0 = I32(0)
         while c0 < pc:
-            i = c0 + gl
+            i = I32(c0 + gl)
             if i < pc:
-                u = A[R + oPARR + i]
+                u = ld(W, I32(oPARR + i))
                 if ES:
                     k = level_key(A, R, u, l, nid, oKEY, oTAG, oSO, oSL, oLST, oDL, True)
                 else:
-                    o = R + oLST + A[R + oSO + u]
+                    o = I32(oLST + ld(W, I32(oSO + u)))
                     k = I32(0)
                     e = I32(0)
-                    e_end = A[R + oSL + u]
+                    e_end = ld(W, I32(oSL + u))
                     while e < e_end:
-                        if A[R + oDL + A[o + e]] >= l:
+                        if ld(W, I32(oDL + ld(W, I32(o + e)))) >= l:
                             k = I32(k + 1)
                         e = I32(e + 1)
                 cuda.atomic.min(sh64, (g, X_MIN), I64(k) * SHIFT + I64(i))
@@ -101,12 +103,12 @@ def make_search(cfg, grp, lists, stealing, maximality):
     @dev
     def build_lprime(A, sh, shu, g, gl, R, adjU, base, x, kl, lvl, cand_left):
         """L' = N(x) ∩ L: the prefix of x's list; stamp it as level lvl's L."""
-        o = R + sh[g, S_OFF + K_LST] + A[R + sh[g, S_OFF + K_SO] + x]
+        o = R + sh[g, S_OFF + K_LST] + ld(base_at(A, R), I32(sh[g, S_OFF + K_SO] + x))
         stamp_lprime(A, shu, g, gl, R, sh[g, S_OFF + K_DL], o, kl, lvl, adjU, base, cand_left)
 
     @dev
     def unstamp(A, sh, g, gl, R, x, kl, lvl):
-        o = R + sh[g, S_OFF + K_LST] + A[R + sh[g, S_OFF + K_SO] + x]
+        o = R + sh[g, S_OFF + K_LST] + ld(base_at(A, R), I32(sh[g, S_OFF + K_SO] + x))
         stamp(A, R, sh[g, S_OFF + K_DL], o, gl, kl, lvl)
 
     @dev
@@ -116,21 +118,22 @@ def make_search(cfg, grp, lists, stealing, maximality):
         equals L', leaves P); partial -> P'.  Counts land in AUX by position."""
         oKEY, oTAG, oSO, oSL, oLST, oDL = list_fields(sh, g)
         oPARR, oAUX, oSG, _lv, _q = node_fields(sh, g)
+        W = base_at(A, R)
         sa = ZERO64
         i = I32(gl)
         while i < npc:
-            u = A[R + oPARR + i]
+            u = ld(W, I32(oPARR + i))
             k = level_key(A, R, u, l, nid, oKEY, oTAG, oSO, oSL, oLST, oDL, True)
             c = partition_list(A, R, u, k, l + 1, oSO, oLST, oDL)
             if c == kl:
-                sa += elem_u(orig[A[R + oSG + u]], cand_left)
+                sa += elem_u(orig[ld(W, I32(oSG + u))], cand_left)
                 cuda.atomic.add(sh, (g, S_NABS), 1)
                 if twins and k == kl:
                     cuda.atomic.add(sh, (g, S_NTW), 1)
                     c = -1  # twin
             elif c > 0:
                 cuda.atomic.add(sh, (g, S_NP), 1)
-            A[R + oAUX + i] = c
+            st(W, I32(oAUX + i), c)
             i = I32(i + G)
         cuda.atomic.add(shu, (g, U_SUMA), sa)
 
@@ -148,6 +151,7 @@ def make_search(cfg, grp, lists, stealing, maximality):
         oKEY = sh[g, S_OFF + K_KEY]
         oTAG = sh[g, S_OFF + K_TAG]
         oSG = sh[g, S_OFF + K_SG]
+        W = base_at(A, R)
         count = I64(0)
         fp = ZERO64
         nodes = I64(0)
@@ -170,14 +174,15 @@ def make_search(cfg, grp, lists, stealing, maximality):
             l = sh[g, S_LVL]
             if l < 0:
                 break
-            lv = R + oLV + l * NF
-            pc = A[lv + F_PC]
+            lw = I32(oLV + l * NF)  # the level's fields, from the worker's base
+            lv = R + lw
+            pc = ld(W, I32(lw + F_PC))
             if pc == 0:
                 # level exhausted: back to the parent, whose L it shrank
                 if l > 0:
                     plv = lv - NF
-                    xp = A[plv + F_X]
-                    unstamp(A, sh, g, gl, R, xp, A[lv + F_KL], l - 1)
+                    xp = ld(W, I32(lw - NF + F_X))
+                    unstamp(A, sh, g, gl, R, xp, ld(W, I32(lw + F_KL)), l - 1)
                     if gl == 0 and not RS:
                         q_append(A, sh, g, R, oQ, plv, xp, err)
                 gsync()
@@ -194,7 +199,7 @@ def make_search(cfg, grp, lists, stealing, maximality):
                         phl[PH_STEAL] += t - t_last
                         t_last = t
                 continue
-            nid = A[lv + F_NID]
+            nid = ld(W, I32(lw + F_NID))
             # a piece of a task (RS only, :func:`cumbe.prepare.split`): its level-0 nodes in
             # the task's fixed order, twins kept, so that a level-0 branch's place in that
             # order is the number of candidates left after it
@@ -203,23 +208,24 @@ def make_search(cfg, grp, lists, stealing, maximality):
             if canon:
                 best = select_first(A, sh, sh64, g, gl, R, pc)
             else:
-                best = select_candidate(A, sh, sh64, g, gl, R, l, pc, nid, A[lv + F_LASTMIN])
+                best = select_candidate(A, sh, sh64, g, gl, R, l, pc, nid,
+                                        ld(W, I32(lw + F_LASTMIN)))
             pos = I32(best & MASK32)
             kl = I32(best // SHIFT)
             if (canon or not ES) and gl == 0:
                 # noES counted from whole lists: re-establish x's level prefix
-                level_key(A, R, A[R + oPARR + pos], l, nid, oKEY, oTAG, oSO,
+                level_key(A, R, ld(W, I32(oPARR + pos)), l, nid, oKEY, oTAG, oSO,
                           sh[g, S_OFF + K_SL], sh[g, S_OFF + K_LST],
                           sh[g, S_OFF + K_DL], True)
-            x = A[R + oPARR + pos]
+            x = ld(W, I32(oPARR + pos))
             gsync()
             if gl == 0:
-                y = A[R + oPARR + pc - 1]
-                A[R + oPARR + pc - 1] = x
-                A[R + oPARR + pos] = y
-                A[lv + F_PC] = pc - 1
-                A[lv + F_X] = x
-                A[lv + F_LASTMIN] = kl
+                y = ld(W, I32(oPARR + pc - 1))
+                st(W, I32(oPARR + pc - 1), x)
+                st(W, I32(oPARR + pos), y)
+                st(W, I32(lw + F_PC), I32(pc - 1))
+                st(W, I32(lw + F_X), I32(x))
+                st(W, I32(lw + F_LASTMIN), I32(kl))
                 if INSTR:
                     t = clock()
                     phl[PH_SEL] += t - t_last
@@ -246,17 +252,17 @@ def make_search(cfg, grp, lists, stealing, maximality):
             nabs = sh[g, S_NABS]
             ntw = sh[g, S_NTW]
             np_ = sh[g, S_NP]
-            nx = A[lv + F_NX]
+            nx = ld(W, I32(lw + F_NX))
             # ---------- maximality checking ----------
             qs = I32(0)
             qe = I32(0)
             if RS:
                 check_maximality(A, adjU, offV, adjV, sh, g, gl, R, base,
-                                 R + sh[g, S_OFF + K_LST] + A[R + oSO + x], kl,
+                                 R + sh[g, S_OFF + K_LST] + ld(W, I32(oSO + x)), kl,
                                  nx + 1 + nabs)
             else:
-                qs = A[lv + F_QS]
-                qe = A[lv + F_QE]
+                qs = ld(W, I32(lw + F_QS))
+                qe = ld(W, I32(lw + F_QE))
                 check_q(A, sh, g, gl, R, l, kl, qs, qe, ntw, err)
             gsync()
             nonmax = sh[g, S_NONMAX]
@@ -276,17 +282,17 @@ def make_search(cfg, grp, lists, stealing, maximality):
             if ntw > 0 or push:
                 compact(A, sh, g, gl, R, npc, np_, ntw, kl, push, nid2)
                 if gl == 0:
-                    A[lv + F_PC] = npc - ntw
+                    st(W, I32(lw + F_PC), I32(npc - ntw))
             if not RS and ntw > 0:
                 # the twins join Q (before this node's Q', which left them room)
                 t2 = I32(gl)
                 while t2 < ntw:
-                    A[R + oQ + qe + t2] = A[R + oPARR + npc - ntw + t2]
+                    st(W, I32(oQ + qe + t2), ld(W, I32(oPARR + npc - ntw + t2)))
                     t2 = I32(t2 + G)
                 if gl == 0:
-                    A[lv + F_QE] = qe + ntw
+                    st(W, I32(lw + F_QE), I32(qe + ntw))
             if nonmax == 0:
-                sumR = A64[(lv + F_SUM) >> 1] + elem_u(orig[A[R + oSG + x]], cand_left) \
+                sumR = A64[(lv + F_SUM) >> 1] + elem_u(orig[ld(W, I32(oSG + x))], cand_left) \
                     + shu[g, U_SUMA]
                 if gl == 0:
                     count += 1
@@ -294,17 +300,18 @@ def make_search(cfg, grp, lists, stealing, maximality):
                 if push:
                     if gl == 0:
                         sh64[g, X_NID] = I64(nid2)
+                        cw = I32(lw + NF)
                         cl = lv + NF
-                        A[cl + F_PC] = np_
-                        A[cl + F_KL] = kl
-                        A[cl + F_LSLOT] = x
-                        A[cl + F_LASTMIN] = 1
-                        A[cl + F_NID] = nid2
-                        A[cl + F_NX] = nx + 1 + nabs
-                        A[cl + F_X] = -1
+                        st(W, I32(cw + F_PC), I32(np_))
+                        st(W, I32(cw + F_KL), I32(kl))
+                        st(W, I32(cw + F_LSLOT), I32(x))
+                        st(W, I32(cw + F_LASTMIN), I32(1))
+                        st(W, I32(cw + F_NID), I32(nid2))
+                        st(W, I32(cw + F_NX), I32(nx + 1 + nabs))
+                        st(W, I32(cw + F_X), I32(-1))
                         if not RS:
-                            A[cl + F_QS] = qe + ntw
-                            A[cl + F_QE] = qe + ntw + sh[g, S_NQ]
+                            st(W, I32(cw + F_QS), I32(qe + ntw))
+                            st(W, I32(cw + F_QE), I32(qe + ntw + sh[g, S_NQ]))
                         A64[(cl + F_SUM) >> 1] = sumR
                         sh[g, S_LVL] = l + 1
             if not push:

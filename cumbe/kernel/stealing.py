@@ -87,9 +87,10 @@ def make_stealing(cfg, grp, lists, fetch, maximality):
         # final since the grid barrier: a plain load, not an atomic from every lane
         npub = relaxed_load(ctl, phase, CTL_FIXED + (kst + 2) + stage - 1)
         while True:
+            # (S_GOT is 0 here: the caller found no task of its own, and a steal that sets
+            # it leaves the loop; storing 0 again raced the caller's read, racecheck)
             if gl == 0:
                 sh[g, S_FOUND] = 0x7FFFFFFF
-                sh[g, S_GOT] = 0
             gsync()
             cur = sh[g, S_CUR]
             start = me % npub if npub > 0 else 0
