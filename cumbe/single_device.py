@@ -83,7 +83,16 @@ def task_needs(prep, rs: bool, compact: bool = False) -> np.ndarray:
 
 
 def check_task_words(needs: np.ndarray, prep: Prepared, label: str, variant: str) -> None:
-    """A task past the kernel's 32-bit offsets would be laid out wrong: refuse the graph."""
+    """A task past the kernel's 32-bit offsets would be laid out wrong, and a neighbour's
+    list past them searched wrong (the maximality check's positions in a list are 32-bit):
+    refuse the graph."""
+    longest = int(prep.task_dv.max()) if prep.task_dv.size else 0
+    if longest > layout.MAX_NEED:
+        side = "right" if prep.cand_left else "left"
+        raise launch.LaunchError(
+            f"{label}: a {side} vertex has {longest} neighbours, more than cuMBE's 32-bit "
+            f"positions in a list address ({layout.MAX_NEED}; variant {variant}); try: a CPU "
+            f"engine (parmbe)")
     if needs.size and int(needs.max()) > layout.MAX_NEED:
         i = int(np.argmax(needs))
         side = "left" if prep.cand_left else "right"

@@ -467,6 +467,25 @@ def test_a_task_past_the_32_bit_offsets_is_refused_with_one_line(monkeypatch):
         assert f"{layout.MAX_NEED + 1} arena words" in msg and "try: a CPU engine" in msg
 
 
+def test_a_neighbour_list_past_32_bit_positions_is_refused_with_one_line():
+    """The maximality check binary-searches a neighbour's list with 32-bit positions: a
+    task reaching a list of more than layout.MAX_NEED entries is refused, naming the graph
+    (the longest list a task reaches is raised instead: no such graph fits a test)."""
+    from cumbe import engine, launch, single_device
+
+    g = from_edges([0, 0, 1, 1, 2, 2], [0, 1, 1, 2, 0, 2], 3, 3)
+    prep = engine.prepare_for(g)
+    needs = engine.task_needs(prep, True)
+    single_device.check_task_words(needs, prep, "big.csr", "cuMBE")  # it passes
+    huge = replace(prep, task_dv=prep.task_dv.copy())
+    huge.task_dv[-1] = layout.MAX_NEED + 1
+    with pytest.raises(launch.LaunchError) as e:
+        single_device.check_task_words(needs, huge, "big.csr", "cuMBE")
+    msg = str(e.value)
+    assert "\n" not in msg and msg.startswith("big.csr: a ")
+    assert f"has {layout.MAX_NEED + 1} neighbours" in msg and "try: a CPU engine" in msg
+
+
 # ---------------------------------------------------------------- run options, cached preparation
 
 

@@ -25,8 +25,9 @@ def make_maximality(cfg, grp):
 
     @dev
     def bsearch(adj, lo, hi, key):
-        """Is key in the sorted segment adj[lo:hi]?  (32-bit positions in the segment: a
-        vertex's degree is below 2**31.)"""
+        """Is key in the sorted segment adj[lo:hi]?  Positions in the segment are 32-bit:
+        the host refuses a graph whose tasks reach a list of 2**31 entries
+        (cumbe.single_device.check_task_words)."""
         P = base_at(adj, lo)
         a = I32(0)
         b = I32(hi - lo)
