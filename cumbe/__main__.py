@@ -83,6 +83,10 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--blocks", type=int, default=d["blocks"],
                    help="0 = the largest cooperative grid that fits the memory")
     r.add_argument("--threads", type=int, default=d["threads"], help="CUDA threads per block")
+    r.add_argument("--blocks-per-sm", type=int, default=d["blocks_per_sm"], metavar="B",
+                   help="compile the kernel for B blocks an SM (fewer registers a thread; "
+                        "default 0: 768 threads an SM); 8 of 128 threads was faster on graphs "
+                        "over 0.1 s and slower on small ones (docs/gpu.md)")
     r.add_argument("--device-memory-gib", type=float, default=d["device_memory_gib"],
                    help="use at most this much device memory (default: $MBEBENCH_DEVICE_MEMORY_GIB,"
                         " else all that is free)")
@@ -148,8 +152,9 @@ def main(argv=None) -> int:
 
     try:
         res = run(g, variant=a.variant, k=a.k, blocks=a.blocks, threads=a.threads,
-                  side=a.side, instrument=a.instrument, device_memory_gib=a.device_memory_gib,
-                  shard=a.shard, devices=a.devices, shards_per_device=a.shards_per_device)
+                  blocks_per_sm=a.blocks_per_sm, side=a.side, instrument=a.instrument,
+                  device_memory_gib=a.device_memory_gib, shard=a.shard, devices=a.devices,
+                  shards_per_device=a.shards_per_device)
     except EngineSkipped as e:
         try:  # a corrupt file is an error with or without a GPU
             verified(g)

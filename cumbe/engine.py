@@ -30,6 +30,7 @@ def run(
     k: int = 24,
     blocks: int = 0,
     threads: int = 128,
+    blocks_per_sm: int = 0,
     instrument: bool = False,
     side: str = "auto",
     device_memory_gib: float | None = None,
@@ -50,7 +51,8 @@ def run(
 
     ``variant``: cuMBE or an ablation (noRS, noES, noWS); ``k``: work-stealing stages;
     ``threads``: CUDA threads per block (a multiple of 32, at most 512); ``blocks``: 0 =
-    the largest cooperative grid that fits the memory; ``instrument``: per-phase clocks;
+    the largest cooperative grid that fits the memory; ``blocks_per_sm``: the blocks an SM
+    the kernel is compiled for (0: 768 threads an SM); ``instrument``: per-phase clocks;
     ``side``: which side the candidates come from; ``device_memory_gib``: use at most this
     much device memory (default: the ``MBEBENCH_DEVICE_MEMORY_GIB`` environment variable, else
     all that is free); ``shard`` "i/n": only shard i of n of the first-level tasks
@@ -69,7 +71,7 @@ def run(
     task layout only when memory is short, :func:`cumbe.grid.choose_layout`).
     """
     opts = run_options(variant=variant, k=k, blocks=blocks, threads=threads,
-                       instrument=instrument, side=side, device_memory_gib=device_memory_gib,
+                       blocks_per_sm=blocks_per_sm, instrument=instrument, side=side, device_memory_gib=device_memory_gib,
                        eager_steal=eager_steal, warp_arena_words=warp_arena_words,
                        idle_fraction=idle_fraction, compact_layout=compact_layout, shard=shard)
     run_progress.interval_s()  # a bad MBEBENCH_CUMBE_PROGRESS_S fails before the preparation

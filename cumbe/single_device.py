@@ -196,6 +196,7 @@ def _prepare(state: _Run, prepared: Prepared | None) -> tuple[Prepared, np.ndarr
     state.timed("task_needs", t0)
     stats = {
         "variant": opts.variant, "k": opts.k, "threads": opts.threads,
+        "blocks_per_sm": opts.blocks_per_sm,
         "warps_per_block": opts.threads // consts.WARP,
         "side": "left" if prep.cand_left else "right", "n_tasks": int(prep.tasks.size),
         "n_twins": prep.n_twins, "instrumented": opts.instrument,
@@ -208,15 +209,24 @@ def _prepare(state: _Run, prepared: Prepared | None) -> tuple[Prepared, np.ndarr
     return prep, needs, stats
 
 
+def build_switches(opts: RunOptions, prep: Prepared, compact: bool) -> dict:
+    """The kernel build a run launches (:func:`cumbe.kernel.build`'s arguments, and the cubin
+    cache's key)."""
+    rs, es, ws = opts.switches
+    build = dict(rs=rs, es=es, ws=ws, instr=opts.instrument, threads=opts.threads,
+                 pieces=bool((prep.task_nk > 1).any()) and rs, compact=compact)
+    if opts.blocks_per_sm:  # (absent from the default build's key: its cached cubins stay)
+        build["blocks_per_sm"] = opts.blocks_per_sm
+    return build
+
+
 def _compiled(state: _Run, prep: Prepared, compact: bool):
     """The build (timed apart from the kernel) and its largest cooperative grid: its cubin
     launched through the driver API when the cache holds it (:mod:`cumbe.cubin`), else
     compiled or loaded from numba's cache (and its cubin stored for the next run)."""
     opts = state.opts
-    rs, es, ws = opts.switches
     t0 = time.perf_counter()
-    build = dict(rs=rs, es=es, ws=ws, instr=opts.instrument, threads=opts.threads,
-                 pieces=bool((prep.task_nk > 1).any()) and rs, compact=compact)
+    build = build_switches(opts, prep, compact)
     if isinstance(state.cuda, cubin.Driver):
         kern = state.cuda.kernel(build)
         if kern is not None:

@@ -21,6 +21,8 @@ from mbebench.spec import SHARD, EngineSpec, Param
 from cumbe.variants import ABLATIONS, VARIANTS
 
 WARP = 32
+MAX_BLOCKS_PER_SM = 32  # and 2,048 threads an SM (sm_80 to sm_90)
+MAX_THREADS_PER_SM = 2048
 # ``devices``: shards per device of a run on several GPUs, halving in size (cumbe.devices):
 # 8 launches a device, the last two 1/128 of its work each. 4 H100s, crown union with one
 # dominant task: 3.71x with 8, 3.61x with 4; tiled movielens-10m_ui: 3.88x and 3.89x
@@ -114,6 +116,12 @@ SPEC = EngineSpec(
               doc="CUDA threads per thread block (not CPU threads: a cuMBE run takes 1 CPU)."),
         Param("blocks", int, 0, minimum=0,
               doc="Thread blocks; 0 = the largest cooperative grid (1 in the simulator)."),
+        Param("blocks_per_sm", int, 0, minimum=0, maximum=MAX_BLOCKS_PER_SM,
+              doc="Thread blocks an SM the kernel is compiled for (its launch bound: more "
+                  "blocks, fewer registers a thread); 0 = 768 threads an SM (6 blocks of "
+                  "128). On an H200, 8 blocks of 128 were 5-9 % faster on graphs over 0.1 s "
+                  "and 8-23 % slower on 3-7 ms ones (docs/gpu.md). At most 2048 threads an "
+                  "SM."),
         Param("instrument", bool, (False, True), short="instr", key=True, untimed=True,
               doc="Instrumented build (per-warp busy time and per-phase clocks for the "
                   "plots): it runs once, counts for agreement, and its times are not "
@@ -152,6 +160,7 @@ class RunOptions:
     k: int = 24
     blocks: int = 0
     threads: int = 128
+    blocks_per_sm: int = 0
     instrument: bool = False
     side: str = "auto"
     device_memory_gib: float | None = None
@@ -217,7 +226,7 @@ def memory_cap_bytes(device_memory_gib: float | None) -> int | None:
 
 
 def run_options(variant: str = "cuMBE", k: int = 24, blocks: int = 0, threads: int = 128,
-                instrument: bool = False, side: str = "auto",
+                blocks_per_sm: int = 0, instrument: bool = False, side: str = "auto",
                 device_memory_gib: float | None = None, eager_steal: int = 0,
                 warp_arena_words: int = 0, idle_fraction: float = 0.0,
                 compact_layout: bool | None = None, shard: str = SHARD.default) -> RunOptions:
@@ -230,9 +239,14 @@ def run_options(variant: str = "cuMBE", k: int = 24, blocks: int = 0, threads: i
     if not 0.0 <= float(idle_fraction) < 1.0:
         raise ValueError("idle_fraction must be in [0, 1)")
     sharding.parse(shard)  # a bad shard fails before the preparation
+    threads = _limits("threads", threads)
+    blocks_per_sm = _limits("blocks_per_sm", blocks_per_sm)
+    if blocks_per_sm * threads > MAX_THREADS_PER_SM:
+        raise ValueError(f"blocks_per_sm x threads must be at most {MAX_THREADS_PER_SM}, not "
+                         f"{blocks_per_sm} x {threads}")
     return RunOptions(
         variant=variant, k=_limits("k", k), blocks=_limits("blocks", blocks),
-        threads=_limits("threads", threads), instrument=bool(instrument),
+        threads=threads, blocks_per_sm=blocks_per_sm, instrument=bool(instrument),
         side=_limits("side", side), device_memory_gib=device_memory_gib,
         eager_steal=int(eager_steal), warp_arena_words=int(warp_arena_words),
         idle_fraction=float(idle_fraction),

@@ -2,8 +2,8 @@
 
     python -m cumbe.warm --jobs 8 cuMBE:128 noRS:128 noES:128 noWS:128 cuMBE-instr:128
 
-A build is ``variant[-instr][-pieces][-compact]:threads`` (the switches of
-:class:`cumbe.consts.Build`).  A cold compile of one takes ~30-60 s of one CPU core and
+A build is ``variant[-instr][-pieces][-compact]:threads[:blocks_per_sm]`` (the switches of
+:class:`cumbe.consts.Build`, and the launch bound when not the default).  A cold compile of one takes ~30-60 s of one CPU core and
 numba compiles in the calling process only, so a run (or the GPU oracle, which meets up to
 28 builds) that compiles them one after another waits minutes; compiled here in parallel,
 each is loaded from the cache afterwards (the same NUMBA_CACHE_DIR for both).  Prints one
@@ -26,23 +26,31 @@ FLAGS = ("instr", "pieces", "compact")
 
 
 def parse(spec: str) -> tuple[str, dict]:
-    """``variant[-flag...]:threads`` -> (variant, the build's switches but the variant's)."""
-    name, _, threads = spec.partition(":")
+    """``variant[-flag...]:threads[:blocks_per_sm]`` -> (variant, the build's switches but the
+    variant's)."""
+    name, _, rest = spec.partition(":")
+    threads, _, per_sm = rest.partition(":")
     variant, *flags = name.split("-")
     unknown = set(flags) - set(FLAGS)
-    if not threads.isdigit() or unknown:
-        raise ValueError(f"not a build: {spec!r} (variant[-instr][-pieces][-compact]:threads)")
-    return variant, {"instr": "instr" in flags, "pieces": "pieces" in flags,
-                     "compact": "compact" in flags, "threads": int(threads)}
+    if not threads.isdigit() or (per_sm and not per_sm.isdigit()) or unknown:
+        raise ValueError(f"not a build: {spec!r} "
+                         "(variant[-instr][-pieces][-compact]:threads[:blocks_per_sm])")
+    out = {"instr": "instr" in flags, "pieces": "pieces" in flags,
+           "compact": "compact" in flags, "threads": int(threads)}
+    if per_sm and int(per_sm):
+        out["blocks_per_sm"] = int(per_sm)
+    return variant, out
 
 
-def spec(variant: str, threads: int, instr=False, pieces=False, compact=False) -> str:
+def spec(variant: str, threads: int, instr=False, pieces=False, compact=False,
+         blocks_per_sm=0) -> str:
     """The name of a build (the inverse of :func:`parse`)."""
     flags = [f for f, on in zip(FLAGS, (instr, pieces, compact)) if on]
-    return "-".join([variant, *flags]) + f":{threads}"
+    return "-".join([variant, *flags]) + f":{threads}" + (
+        f":{blocks_per_sm}" if blocks_per_sm else "")
 
 
-def every_build(variants, threads: int) -> list[str]:
+def every_build(variants, threads: int, blocks_per_sm: int = 0) -> list[str]:
     """Every build a run of ``variants`` at ``threads`` may launch: instrumented or not,
     compact layout or not, and tasks in pieces for the reverse-scanning variants (noRS keeps
     tasks whole)."""
@@ -53,7 +61,7 @@ def every_build(variants, threads: int) -> list[str]:
         for instr in (False, True):
             for compact in (False, True):
                 for pieces in ((False, True) if ABLATIONS[v][0] else (False,)):
-                    out.append(spec(v, threads, instr, pieces, compact))
+                    out.append(spec(v, threads, instr, pieces, compact, blocks_per_sm))
     return out
 
 
@@ -107,7 +115,8 @@ def warm(builds, jobs: int, emit=print) -> bool:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("builds", nargs="+", help="variant[-instr][-pieces][-compact]:threads")
+    ap.add_argument("builds", nargs="+",
+                    help="variant[-instr][-pieces][-compact]:threads[:blocks_per_sm]")
     ap.add_argument("--jobs", type=int, default=8)
     ap.add_argument("--one", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)

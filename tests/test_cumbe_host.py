@@ -417,6 +417,47 @@ def _probe_build(extra_env: dict) -> dict:
     return json.loads(out.strip().splitlines()[-1])
 
 
+def test_the_launch_bound_is_a_build_parameter_with_its_own_key(monkeypatch):
+    """``blocks_per_sm`` compiles the kernel for that many blocks an SM (the jit option numba
+    passes to ptxas), as a build of its own in the memo and the disk cache; 0 is the default
+    768 threads an SM; the developers' CUMBE_MIN_BLOCKS still wins over both."""
+    from cumbe import kernel as kernels
+
+    if kernels.SIM:
+        pytest.skip("numba's CUDA simulator is forced on in this environment")
+    monkeypatch.delenv("CUMBE_MIN_BLOCKS", raising=False)
+    monkeypatch.setattr(kernels, "_CACHE", {})
+    plain, eight = kernels.build(), kernels.build(blocks_per_sm=8)
+    assert plain.targetoptions["launch_bounds"] == (128, 6)
+    assert eight.targetoptions["launch_bounds"] == (128, 8)
+    assert kernels.build(blocks_per_sm=0) is plain and kernels.build(blocks_per_sm=8) is eight
+    assert kernels.blocks_per_sm(256) == 3 and kernels.blocks_per_sm(128, 8) == 8
+    monkeypatch.setenv("CUMBE_MIN_BLOCKS", "5")
+    assert kernels.blocks_per_sm(128, 8) == 5
+
+
+def test_blocks_per_sm_is_checked_against_the_sm_before_anything_runs():
+    from cumbe.spec import run_options
+
+    assert run_options().blocks_per_sm == 0
+    assert run_options(blocks_per_sm=8, threads=128).blocks_per_sm == 8
+    for bad in ({"blocks_per_sm": 9, "threads": 256}, {"blocks_per_sm": -1},
+                {"blocks_per_sm": 33, "threads": 32}):
+        with pytest.raises(ValueError, match="blocks_per_sm"):
+            run_options(**bad)
+
+
+def test_a_run_launches_the_build_of_its_launch_bound():
+    from cumbe import engine, single_device
+    from cumbe.spec import run_options
+
+    prep = engine.prepare_for(from_edges([0, 0, 1, 1, 2, 2], [0, 1, 1, 2, 0, 2], 3, 3))
+    plain = single_device.build_switches(run_options(), prep, False)
+    assert "blocks_per_sm" not in plain  # the default build's cubin cache key as before
+    assert single_device.build_switches(run_options(blocks_per_sm=8), prep, False) == {
+        **plain, "blocks_per_sm": 8}
+
+
 def test_builds_under_a_switch_have_disk_cache_keys_of_their_own():
     """numba's disk cache keys on neither jit options nor the environment: a lineinfo build
     must not be served the plain build compiled before it (it was, on the device: no source

@@ -19,7 +19,15 @@ def test_a_build_name_round_trips_and_a_bad_one_is_refused():
         "noES", {"instr": True, "pieces": False, "compact": True, "threads": 128})
     assert warm.spec("cuMBE", 64, instr=True, pieces=True, compact=True) == \
         "cuMBE-instr-pieces-compact:64"
-    for bad in ("cuMBE", "cuMBE:x", "cuMBE-fast:128"):
+    # a launch bound other than the default is the third field (0: the default's name)
+    assert warm.parse("cuMBE:128:8") == (
+        "cuMBE", {"instr": False, "pieces": False, "compact": False, "threads": 128,
+                  "blocks_per_sm": 8})
+    assert warm.spec("cuMBE", 128, blocks_per_sm=8) == "cuMBE:128:8"
+    assert warm.parse("cuMBE:128:0") == warm.parse("cuMBE:128")
+    assert warm.every_build(["noRS"], 128, 8) == [
+        "noRS:128:8", "noRS-compact:128:8", "noRS-instr:128:8", "noRS-instr-compact:128:8"]
+    for bad in ("cuMBE", "cuMBE:x", "cuMBE-fast:128", "cuMBE:128:x"):
         with pytest.raises(ValueError, match="not a build"):
             warm.parse(bad)
 

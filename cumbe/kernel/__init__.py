@@ -65,15 +65,22 @@ def non_negative_indexing() -> bool:
     return not SIM and not envvars.flag("CUMBE_WRAPAROUND")
 
 
-def _jit_options(threads: int, cache: bool) -> dict:
+def blocks_per_sm(threads: int, asked: int = 0) -> int:
+    """The blocks an SM the kernel is compiled for (its launch bound): ``CUMBE_MIN_BLOCKS``
+    (a developers' switch), else ``asked`` (the engine's ``blocks_per_sm``), else 768 threads
+    an SM."""
+    return (int(os.environ.get("CUMBE_MIN_BLOCKS", "0")) or int(asked)
+            or max(1, THREADS_PER_SM // threads))
+
+
+def _jit_options(threads: int, cache: bool, per_sm: int = 0) -> dict:
     if SIM:
         return {}
     # 768 threads an SM (6 blocks of 128, 80 registers a thread): against 1,024 (64 registers,
     # more spills) 5-29 % faster on the tiles and mirror graphs, within 1.6 % on crowns
-    # (one H100 call, docs/gpu.md); CUMBE_MIN_BLOCKS=B sets B blocks instead
-    kw = {"cache": bool(cache),
-          "launch_bounds": (threads, int(os.environ.get("CUMBE_MIN_BLOCKS", "0"))
-                            or max(1, THREADS_PER_SM // threads))}
+    # (one H100 call, docs/gpu.md); on the 230 KB build 8 blocks an SM is 5-9 % faster on
+    # graphs over 0.1 s and 8-23 % slower on 3-7 ms ones (H200), hence a parameter
+    kw = {"cache": bool(cache), "launch_bounds": (threads, blocks_per_sm(threads, per_sm))}
     if envvars.flag("CUMBE_LINEINFO"):
         kw["lineinfo"] = True
     if envvars.flag("CUMBE_DEBUGINFO"):
@@ -94,10 +101,11 @@ def _run_stage(cfg: Build, grp: Group, progress):
 
 
 def build(rs=True, es=True, ws=True, instr=False, threads=128, cache=True, pieces=False,
-          compact=False):
+          compact=False, blocks_per_sm=0):
     """The kernel for one variant and block size (memoised); ``pieces``: it runs tasks in
     pieces (:func:`cumbe.prepare.split`, RS only; without it every task runs whole);
-    ``compact``: the compact task layout (:mod:`cumbe.layout`)."""
+    ``compact``: the compact task layout (:mod:`cumbe.layout`); ``blocks_per_sm``: the launch
+    bound (0: 768 threads an SM)."""
     # the build switches set, with their values: part of the memo's and the disk cache's
     # keys (numba's own key has neither jit options nor what a factory reads from the
     # environment)
@@ -105,10 +113,10 @@ def build(rs=True, es=True, ws=True, instr=False, threads=128, cache=True, piece
     # ``cache`` is part of the key: a build without the disk cache must not be served to a
     # caller that asked for one (or the other way round)
     key = (bool(rs), bool(es), bool(ws), bool(instr), int(threads), switches, bool(cache),
-           bool(pieces) and bool(rs), bool(compact))
+           bool(pieces) and bool(rs), bool(compact), int(blocks_per_sm))
     if key in _CACHE:
         return _CACHE[key]
-    RS, ES, WS, INSTR, THREADS, _, _, PIECES, COMPACT = key
+    RS, ES, WS, INSTR, THREADS, _, _, PIECES, COMPACT, PER_SM = key
     if THREADS % WARP or not WARP <= THREADS <= MAX_THREADS:
         raise ValueError(f"threads must be a multiple of {WARP} in {WARP}..{MAX_THREADS}")
     # (CUMBE_NOINLINE=1: debugging only, so that compute-sanitizer names device functions)
@@ -120,8 +128,9 @@ def build(rs=True, es=True, ws=True, instr=False, threads=128, cache=True, piece
                                 _run_stage(cfg, Group(THREADS, block_sync), progress), progress)
     # keyed on the package: its modules are what the kernel's closures compile in, and
     # this file holds the jit options numba's cache does not key on
-    kern = keyed(cuda.jit(**_jit_options(THREADS, cache))(kernel), module=__name__,
-                 extra=switches)
+    # (a launch bound asked for is a jit option: part of the disk cache's key)
+    kern = keyed(cuda.jit(**_jit_options(THREADS, cache, PER_SM))(kernel), module=__name__,
+                 extra=switches + ((("blocks_per_sm", PER_SM),) if PER_SM else ()))
     if non_negative_indexing():
         kern = indexing.compiling_non_negative(kern)
     _CACHE[key] = kern
