@@ -51,6 +51,22 @@ def test_a_timed_out_run_keeps_its_last_progress_line(monkeypatch, tmp_path):
     assert "| >= 42432515 | cuMBE | timeout | 7.07e+05 (at the limit) |" in row
 
 
+def test_a_launch_bound_reaches_the_run_and_names_its_row(monkeypatch, tmp_path):
+    seen = []
+
+    def fails(cmd, **kw):
+        seen.append(cmd)
+        return subprocess.CompletedProcess(cmd, 1, "", "boom")
+
+    monkeypatch.setattr(scale.subprocess, "run", fails)
+    scale.run_cumbe(tmp_path / "g.csr", "cuMBE", 60.0, [], 8)
+    scale.run_cumbe(tmp_path / "g.csr", "cuMBE", 60.0, [])
+    assert seen[0][-2:] == ["--blocks-per-sm", "8"] and "--blocks-per-sm" not in seen[1]
+    assert seen[0][seen[0].index("--json") + 1] != seen[1][seen[1].index("--json") + 1]
+    assert scale.run_label("cuMBE", 8) == "cuMBE, 8 blocks/SM"
+    assert scale.run_label("cuMBE", 0) == "cuMBE"
+
+
 def test_a_timed_out_run_without_progress_lines_is_a_plain_timeout(monkeypatch, tmp_path):
     def times_out(cmd, **kw):
         raise subprocess.TimeoutExpired(cmd, kw["timeout"], stderr=None)

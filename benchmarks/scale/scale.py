@@ -127,13 +127,21 @@ def make(name: str, archives: Path, work: Path) -> Path:
     return path
 
 
-def run_cumbe(csr: Path, variant: str, limit: float, extra: list[str]) -> dict:
-    out = csr.with_suffix(f".{variant}.json")
+def run_label(variant: str, blocks_per_sm: int) -> str:
+    """A run's name in the table: the variant, and the launch bound when not the default."""
+    return variant if not blocks_per_sm else f"{variant}, {blocks_per_sm} blocks/SM"
+
+
+def run_cumbe(csr: Path, variant: str, limit: float, extra: list[str],
+              blocks_per_sm: int = 0) -> dict:
+    out = csr.with_suffix(f".{variant}" + (f".b{blocks_per_sm}" if blocks_per_sm else "")
+                          + ".json")
     out.unlink(missing_ok=True)
+    bound = ["--blocks-per-sm", str(blocks_per_sm)] if blocks_per_sm else []
     t = time.time()
     try:
         p = subprocess.run([sys.executable, "-m", "cumbe", "run", str(csr), "--variant", variant,
-                            "--json", str(out), *extra], cwd=REPO, capture_output=True,
+                            "--json", str(out), *bound, *extra], cwd=REPO, capture_output=True,
                            text=True, timeout=limit)
     except subprocess.TimeoutExpired as e:
         # what it had found by then, from its progress lines (every 10 s by default)
@@ -225,6 +233,9 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default="scale-out")
     ap.add_argument("--graphs", default=",".join(DEFAULT_GRAPHS))
     ap.add_argument("--variants", default=",".join(VARIANTS))
+    ap.add_argument("--blocks-per-sm", default="0",
+                    help="comma list of launch bounds each variant runs at (cumbe run "
+                         "--blocks-per-sm; 0: the default, 768 threads an SM)")
     ap.add_argument("--gmbe", default="", help="GMBE's binary (src/MBE_GPU); empty: skip")
     ap.add_argument("--cumbe-orig", default="",
                     help="the original cuMBE's binary (bin_mbe); empty: skip")
@@ -232,6 +243,10 @@ def main(argv=None) -> int:
     ap.add_argument("--instrument", action="store_true",
                     help="also run each variant's instrumented build (per-phase clocks)")
     a = ap.parse_args(argv)
+    try:
+        bounds = [int(b) for b in a.blocks_per_sm.split(",")]
+    except ValueError:
+        ap.error(f"--blocks-per-sm must be a comma list of integers, not {a.blocks_per_sm!r}")
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     res = {"context": context(), "time_limit": a.time_limit, "graphs": {}}
@@ -242,10 +257,12 @@ def main(argv=None) -> int:
         gr = {"edges": int(g.n_edges), "make_s": round(time.time() - t, 1), "runs": {}}
         res["graphs"][name] = gr
         for v in a.variants.split(","):
-            gr["runs"][v] = run_cumbe(csr, v, a.time_limit, [])
+            for b in bounds:
+                label = run_label(v, b)
+                gr["runs"][label] = run_cumbe(csr, v, a.time_limit, [], b)
+                print(name, label, json.dumps(gr["runs"][label])[:300], flush=True)
             if a.instrument:
                 gr["runs"][v + " (instr)"] = run_cumbe(csr, v, a.time_limit, ["--instrument"])
-            print(name, v, json.dumps(gr["runs"][v])[:300], flush=True)
         counts = {r["count"] for r in gr["runs"].values() if r["status"] == "ok"}
         fps = {r["fingerprint"] for r in gr["runs"].values() if r["status"] == "ok"}
         for code, binary in zip(PUBLISHED, (a.gmbe, a.cumbe_orig)):
