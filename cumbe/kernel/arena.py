@@ -19,17 +19,22 @@ from numba import cuda
 
 from cumbe.kernel.sync import SIM
 
+
+# the simulator's stand-ins: the base is the view from word R on
+def _view_base(A, R):
+    return A[R:]
+
+
+def _view_ld(P, j):
+    return P[j]
+
+
+def _view_st(P, j, v):
+    P[j] = v
+
+
 if SIM:
-
-    def _base_at_impl(A, R):
-        return A[R:]
-
-    def _ld_impl(P, j):
-        return P[j]
-
-    def _st_impl(P, j, v):
-        P[j] = v
-
+    _base_at_impl, _ld_impl, _st_impl = _view_base, _view_ld, _view_st
 else:
     from llvmlite import ir
     from numba.cuda import cgutils
