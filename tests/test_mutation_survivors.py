@@ -114,7 +114,8 @@ def test_a_multi_gpu_run_gets_every_parameter_of_a_single_run(monkeypatch):
     monkeypatch.setattr(devices, "run", fake_pool_run)
     monkeypatch.setenv("NUMBA_ENABLE_CUDASIM", "1")  # no CUDA device needed
     monkeypatch.delenv(engine.MEMORY_CAP_ENV, raising=False)
-    values = dict(variant="noES", k=3, blocks=5, threads=64, instrument=True, side="left",
+    values = dict(variant="noES", k=3, blocks=5, threads=64, blocks_per_sm=12,
+                  instrument=True, side="left",
                   device_memory_gib=2.5, eager_steal=1, warp_arena_words=98,
                   idle_fraction=0.25, compact_layout=True)
     g = csr.from_edges([0, 1], [0, 1], 2, 2)
