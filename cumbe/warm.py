@@ -3,12 +3,12 @@
     python -m cumbe.warm --jobs 8 cuMBE:128 noRS:128 noES:128 noWS:128 cuMBE-instr:128
 
 A build is ``variant[-instr][-pieces][-compact]:threads[:blocks_per_sm]`` (the switches of
-:class:`cumbe.consts.Build`, and the launch bound when not the default).  A cold compile of one takes ~30-60 s of one CPU core and
-numba compiles in the calling process only, so a run (or the GPU oracle, which meets up to
-28 builds) that compiles them one after another waits minutes; compiled here in parallel,
-each is loaded from the cache afterwards (the same NUMBA_CACHE_DIR for both).  Prints one
-JSON line per build with its compile seconds, registers per thread and local (spill)
-memory; exit status 1 if one failed.
+:class:`cumbe.consts.Build`, and the launch bound when not the default).  A cold compile of
+one takes ~30-60 s of one CPU core and numba compiles in the calling process only, so a run
+(or the GPU oracle, which meets up to 28 builds) that compiles them one after another waits
+minutes; compiled here in parallel, each is loaded from the cache afterwards (the same
+NUMBA_CACHE_DIR for both).  Prints one JSON line per build with its compile seconds, registers
+per thread and local (spill) memory; exit status 1 if one failed.
 """
 
 from __future__ import annotations
