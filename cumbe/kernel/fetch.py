@@ -177,13 +177,13 @@ def make_fetch(cfg, grp, lists):
         j = I32(gl)
         while j < d:
             c, s0 = wedge_run(adjU, offV, adjV, base, j, v)
-            st(Wr, I32(oPRE + j), I32(c))
-            st(Wr, I32(oST + j), I32(s0))
+            st(Wr, I32(oPRE + j), c)
+            st(Wr, I32(oST + j), s0)
             j = I32(j + G)
         h = I32(gl)
         while h < caph:
-            st(Wr, I32(oHK + h), I32(-1))
-            st(Wr, I32(oHC + h), I32(0))
+            st(Wr, I32(oHK + h), -1)
+            st(Wr, I32(oHC + h), 0)
             h = I32(h + G)
         gsync()
         # exclusive prefix sums of the runs (lane 0: d is one vertex's degree)
@@ -217,13 +217,13 @@ def make_fetch(cfg, grp, lists):
                 if c == d and u > v:
                     sx += elem_u(orig[u], cand_left)
                     cuda.atomic.add(sh, (g, S_C0), 1)
-                    st(Wr, I32(oHC + h), I32(-1))
+                    st(Wr, I32(oHC + h), -1)
                 else:
                     s = I32(cuda.atomic.add(sh, (g, S_N), 1))
                     st(Wr, I32(oSG + s), u)
-                    st(Wr, I32(oSO + s), I32(cuda.atomic.add(sh, (g, S_C1), c)))
+                    st(Wr, I32(oSO + s), cuda.atomic.add(sh, (g, S_C1), c))
                     st(Wr, I32(oSL + s), c)
-                    st(Wr, I32(oKEY + s), I32(0))  # fill cursor for pass 3
+                    st(Wr, I32(oKEY + s), 0)  # fill cursor for pass 3
                     st(Wr, I32(oHC + h), s)
             h = I32(h + G)
         cuda.atomic.add(shu, (g, U_SUMX), sx)
@@ -249,7 +249,7 @@ def make_fetch(cfg, grp, lists):
         sl = ZERO64
         jj = I32(gl)
         while jj < d:
-            st(Wr, I32(oDL + jj), I32(0))
+            st(Wr, I32(oDL + jj), 0)
             sl += elem_v(adjU[base + jj], cand_left)
             jj = I32(jj + G)
         cuda.atomic.add(shu, (g, U_SUML), sl)
@@ -260,7 +260,7 @@ def make_fetch(cfg, grp, lists):
         s = I32(gl)
         while s < n:
             st(Wr, I32(oKEY + s), ld(Wr, I32(oSL + s)))
-            st(Wr, I32(oTAG + s), I32(1))
+            st(Wr, I32(oTAG + s), 1)
             if RS or ld(Wr, I32(oSG + s)) > v:
                 p = cuda.atomic.add(sh, (g, S_C1), 1)
                 st(Wr, I32(oPARR + p), s)

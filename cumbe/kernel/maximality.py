@@ -43,12 +43,11 @@ def make_maximality(cfg, grp):
         return False
 
     @dev
-    def intersect_one(A, adjU, offV, adjV, sh, g, gl, base, o, e, W, oCB, half, cur, step, m):
+    def intersect_one(A, NV, offV, adjV, sh, g, gl, o, e, W, oCB, half, cur, step, m):
         """One list a barrier: the running intersection (``m`` vertices in buffer half
-        ``cur``, the worker's words at ``W``) against list ``e`` of L', the survivors into
-        the other half; returns how many.  Three rotating counters (``step``): one barrier
-        a list."""
-        NV = base_at(adjU, base)
+        ``cur``, the worker's words at ``W``) against list ``e`` of L' (local ids into N(v)
+        at ``NV``), the survivors into the other half; returns how many.  Three rotating
+        counters (``step``): one barrier a list."""
         cslot = S_R0 + step % 3
         if gl == 0:
             sh[g, S_R0 + (step + 1) % 3] = 0
@@ -119,8 +118,8 @@ def make_maximality(cfg, grp):
             for e in range(kl):
                 if e == estar:
                     continue
-                m = intersect_one(A, adjU, offV, adjV, sh, g, gl, base, o, e, W, oCB, half,
-                                  cur, step, m)
+                m = intersect_one(A, NV, offV, adjV, sh, g, gl, o, e, W, oCB, half, cur, step,
+                                  m)
                 cur = 1 - cur
                 step += 1
                 if m <= target:

@@ -101,15 +101,19 @@ def make_search(cfg, grp, lists, stealing, maximality):
         return (best // SHIFT) * SHIFT + I64(sh[g, S_R0])
 
     @dev
+    def list_of(A, sh, g, R, x):
+        """Where slot x's list starts in A (absolute)."""
+        return R + sh[g, S_OFF + K_LST] + ld(base_at(A, R), I32(sh[g, S_OFF + K_SO] + x))
+
+    @dev
     def build_lprime(A, sh, shu, g, gl, R, adjU, base, x, kl, lvl, cand_left):
         """L' = N(x) ∩ L: the prefix of x's list; stamp it as level lvl's L."""
-        o = R + sh[g, S_OFF + K_LST] + ld(base_at(A, R), I32(sh[g, S_OFF + K_SO] + x))
-        stamp_lprime(A, shu, g, gl, R, sh[g, S_OFF + K_DL], o, kl, lvl, adjU, base, cand_left)
+        stamp_lprime(A, shu, g, gl, R, sh[g, S_OFF + K_DL], list_of(A, sh, g, R, x), kl, lvl,
+                     adjU, base, cand_left)
 
     @dev
     def unstamp(A, sh, g, gl, R, x, kl, lvl):
-        o = R + sh[g, S_OFF + K_LST] + ld(base_at(A, R), I32(sh[g, S_OFF + K_SO] + x))
-        stamp(A, R, sh[g, S_OFF + K_DL], o, gl, kl, lvl)
+        stamp(A, R, sh[g, S_OFF + K_DL], list_of(A, sh, g, R, x), gl, kl, lvl)
 
     @dev
     def expand(A, sh, shu, g, gl, R, l, npc, nid, kl, orig, cand_left, twins):
@@ -223,9 +227,9 @@ def make_search(cfg, grp, lists, stealing, maximality):
                 y = ld(W, I32(oPARR + pc - 1))
                 st(W, I32(oPARR + pc - 1), x)
                 st(W, I32(oPARR + pos), y)
-                st(W, I32(lw + F_PC), I32(pc - 1))
-                st(W, I32(lw + F_X), I32(x))
-                st(W, I32(lw + F_LASTMIN), I32(kl))
+                st(W, I32(lw + F_PC), pc - 1)
+                st(W, I32(lw + F_X), x)
+                st(W, I32(lw + F_LASTMIN), kl)
                 if INSTR:
                     t = clock()
                     phl[PH_SEL] += t - t_last
@@ -257,9 +261,8 @@ def make_search(cfg, grp, lists, stealing, maximality):
             qs = I32(0)
             qe = I32(0)
             if RS:
-                check_maximality(A, adjU, offV, adjV, sh, g, gl, R, base,
-                                 R + sh[g, S_OFF + K_LST] + ld(W, I32(oSO + x)), kl,
-                                 nx + 1 + nabs)
+                check_maximality(A, adjU, offV, adjV, sh, g, gl, R, base, list_of(A, sh, g, R, x),
+                                 kl, nx + 1 + nabs)
             else:
                 qs = ld(W, I32(lw + F_QS))
                 qe = ld(W, I32(lw + F_QE))
@@ -282,7 +285,7 @@ def make_search(cfg, grp, lists, stealing, maximality):
             if ntw > 0 or push:
                 compact(A, sh, g, gl, R, npc, np_, ntw, kl, push, nid2)
                 if gl == 0:
-                    st(W, I32(lw + F_PC), I32(npc - ntw))
+                    st(W, I32(lw + F_PC), npc - ntw)
             if not RS and ntw > 0:
                 # the twins join Q (before this node's Q', which left them room)
                 t2 = I32(gl)
@@ -290,7 +293,7 @@ def make_search(cfg, grp, lists, stealing, maximality):
                     st(W, I32(oQ + qe + t2), ld(W, I32(oPARR + npc - ntw + t2)))
                     t2 = I32(t2 + G)
                 if gl == 0:
-                    st(W, I32(lw + F_QE), I32(qe + ntw))
+                    st(W, I32(lw + F_QE), qe + ntw)
             if nonmax == 0:
                 sumR = A64[(lv + F_SUM) >> 1] + elem_u(orig[ld(W, I32(oSG + x))], cand_left) \
                     + shu[g, U_SUMA]
@@ -302,16 +305,16 @@ def make_search(cfg, grp, lists, stealing, maximality):
                         sh64[g, X_NID] = I64(nid2)
                         cw = I32(lw + NF)
                         cl = lv + NF
-                        st(W, I32(cw + F_PC), I32(np_))
-                        st(W, I32(cw + F_KL), I32(kl))
-                        st(W, I32(cw + F_LSLOT), I32(x))
-                        st(W, I32(cw + F_LASTMIN), I32(1))
-                        st(W, I32(cw + F_NID), I32(nid2))
-                        st(W, I32(cw + F_NX), I32(nx + 1 + nabs))
-                        st(W, I32(cw + F_X), I32(-1))
+                        st(W, I32(cw + F_PC), np_)
+                        st(W, I32(cw + F_KL), kl)
+                        st(W, I32(cw + F_LSLOT), x)
+                        st(W, I32(cw + F_LASTMIN), 1)
+                        st(W, I32(cw + F_NID), nid2)
+                        st(W, I32(cw + F_NX), nx + 1 + nabs)
+                        st(W, I32(cw + F_X), -1)
                         if not RS:
-                            st(W, I32(cw + F_QS), I32(qe + ntw))
-                            st(W, I32(cw + F_QE), I32(qe + ntw + sh[g, S_NQ]))
+                            st(W, I32(cw + F_QS), qe + ntw)
+                            st(W, I32(cw + F_QE), qe + ntw + sh[g, S_NQ])
                         A64[(cl + F_SUM) >> 1] = sumR
                         sh[g, S_LVL] = l + 1
             if not push:
