@@ -74,3 +74,19 @@ def test_a_timed_out_run_without_progress_lines_is_a_plain_timeout(monkeypatch, 
     monkeypatch.setattr(scale.subprocess, "run", times_out)
     r = scale.run_cumbe(tmp_path / "g.csr", "cuMBE", 60.0, [])
     assert r["status"] == "timeout" and "found" not in r
+
+
+def test_the_recorded_commit_says_when_the_code_was_not_committed(tmp_path, monkeypatch):
+    def git(*args):
+        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=tmp_path,
+                       check=True, capture_output=True)
+
+    git("init", "-q")
+    (tmp_path / "f.py").write_text("a = 1\n")
+    git("add", "f.py")
+    git("commit", "-q", "-m", "one")
+    monkeypatch.setattr(scale, "REPO", tmp_path)
+    clean = scale.context()["commit"]
+    assert clean and not clean.endswith("-dirty")
+    (tmp_path / "f.py").write_text("a = 2\n")
+    assert scale.context()["commit"] == clean + "-dirty"

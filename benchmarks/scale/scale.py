@@ -191,7 +191,9 @@ def context() -> dict:
             return subprocess.run(cmd, capture_output=True, text=True, cwd=REPO).stdout.strip()
         except OSError:
             return ""
-    return {"commit": sh("git", "rev-parse", "--short", "HEAD") or os.environ.get("COMMIT", ""),
+    # a run of uncommitted code must not pass for the commit's: "-dirty" as git describe says
+    commit = sh("git", "describe", "--always", "--abbrev=7", "--dirty", "--exclude", "*")
+    return {"commit": commit or os.environ.get("COMMIT", ""),
             "gpu": sh("nvidia-smi", "--query-gpu=name", "--format=csv,noheader"),
             "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
 
