@@ -90,3 +90,21 @@ def test_the_recorded_commit_says_when_the_code_was_not_committed(tmp_path, monk
     assert clean and not clean.endswith("-dirty")
     (tmp_path / "f.py").write_text("a = 2\n")
     assert scale.context()["commit"] == clean + "-dirty"
+
+
+def test_every_build_runs_once_untimed_before_the_graphs(tmp_path, monkeypatch):
+    calls = []
+
+    def fake_run(csr, variant, limit, extra, blocks_per_sm=0):
+        calls.append((csr.name, variant, limit, tuple(extra), blocks_per_sm))
+        return {"status": "ok"}
+
+    monkeypatch.setattr(scale, "run_cumbe", fake_run)
+    got = scale.warm_up(tmp_path, ["cuMBE", "noRS"], [0, 8], instrument=True)
+    lim = scale.WARM_UP_LIMIT_S
+    assert calls == [("crown-8.csr", "cuMBE", lim, (), 0), ("crown-8.csr", "cuMBE", lim, (), 8),
+                     ("crown-8.csr", "cuMBE", lim, ("--instrument",), 0),
+                     ("crown-8.csr", "noRS", lim, (), 0), ("crown-8.csr", "noRS", lim, (), 8),
+                     ("crown-8.csr", "noRS", lim, ("--instrument",), 0)]
+    assert got == {"cuMBE": "ok", "cuMBE, 8 blocks/SM": "ok", "cuMBE (instr)": "ok",
+                   "noRS": "ok", "noRS, 8 blocks/SM": "ok", "noRS (instr)": "ok"}
