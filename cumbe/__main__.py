@@ -86,7 +86,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--blocks-per-sm", type=int, default=d["blocks_per_sm"], metavar="B",
                    help="compile the kernel for B blocks an SM (fewer registers a thread; "
                         "default 0: 768 threads an SM); 8 of 128 threads was faster on graphs "
-                        "over 0.1 s and slower on small ones (docs/gpu.md)")
+                        "over 0.1 s and slower on small ones (docs/gpu-performance.md)")
     r.add_argument("--device-memory-gib", type=float, default=d["device_memory_gib"],
                    help="use at most this much device memory (default: $MBEBENCH_DEVICE_MEMORY_GIB,"
                         " else all that is free)")

@@ -119,9 +119,9 @@ SPEC = EngineSpec(
         Param("blocks_per_sm", int, 0, minimum=0, maximum=MAX_BLOCKS_PER_SM,
               doc="Thread blocks an SM the kernel is compiled for (its launch bound: more "
                   "blocks, fewer registers a thread); 0 = 768 threads an SM (6 blocks of "
-                  "128). On an H200, 8 blocks of 128 were 5-9 % faster on graphs over 0.1 s "
-                  "and 8-23 % slower on 3-7 ms ones (docs/gpu.md). At most 2048 threads an "
-                  "SM."),
+                  "128). On an H200, 8 blocks of 128 were 5-10 % faster on graphs over 0.1 s "
+                  "and 4-20 % slower on most under 10 ms (docs/gpu-performance.md). At most "
+                  "2048 threads an SM."),
         Param("instrument", bool, (False, True), short="instr", key=True, untimed=True,
               doc="Instrumented build (per-warp busy time and per-phase clocks for the "
                   "plots): it runs once, counts for agreement, and its times are not "

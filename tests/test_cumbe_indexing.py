@@ -1,6 +1,6 @@
 """The kernel's array indices compile without Python's negative-index wraparound (28 % of its
-machine code, 17-30 % of its time on an H100: docs/gpu.md), and nothing else's do.  No GPU or
-CUDA toolkit needed: numba's CUDA lowering to LLVM IR runs on any machine."""
+machine code, 17-30 % of its time on an H100: docs/gpu-performance.md), and nothing else's
+do.  No GPU or CUDA toolkit needed: numba's CUDA lowering to LLVM IR runs on any machine."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 numba lowers ``range(a, b, step)`` to a 64-bit trip count with a sign test of the step;
 in the kernel that was a third of its code and measurably slower (cumbe/kernel/__init__.py,
-docs/gpu.md).  Nothing breaks if one comes back, so this reads the sources."""
+docs/gpu-performance.md).  Nothing breaks if one comes back, so this reads the sources."""
 
 import ast
 from pathlib import Path

@@ -30,11 +30,12 @@ Loops are ``while`` loops with int32 counters (``i = I32(gl)`` ... ``i = I32(i +
 ``for i in range(gl, n, G)``: numba lowers a range to a 64-bit trip count with a sign test
 of the step, and int32 + int32 to int64, so each loop carried 64-bit arithmetic and selects
 the warp never needed.  The while form took the cuMBE build's code from 419 to 248 KB and
-its kernel time down 15-40 % on every graph we time (docs/gpu.md); tests/test_cumbe_loops.py
-keeps range loops over a worker's lanes out.  For the same reason the steps reach the worker's
-arena (and N(v) in the graph) through :mod:`.arena`: a 32-bit offset from a base computed once,
-not ``A[R + j]`` with the 64-bit ``R`` added and scaled at every access (230 KB, 4-19 % faster
-on every graph over 5 ms we time: docs/gpu.md, "32-bit arena offsets").
+its kernel time down 15-40 % on every graph we time (docs/gpu-performance.md);
+tests/test_cumbe_loops.py keeps range loops over a worker's lanes out.  For the same reason
+the steps reach the worker's arena (and N(v) in the graph) through :mod:`.arena`: a 32-bit
+offset from a base computed once, not ``A[R + j]`` with the 64-bit ``R`` added and scaled at
+every access (230 KB, 4-19 % faster on every graph over 5 ms we time:
+docs/gpu-performance.md, "32-bit arena offsets").
 """
 
 from __future__ import annotations
@@ -78,8 +79,9 @@ def _jit_options(threads: int, cache: bool, per_sm: int = 0) -> dict:
         return {}
     # 768 threads an SM (6 blocks of 128, 80 registers a thread): against 1,024 (64 registers,
     # more spills) 5-29 % faster on the tiles and mirror graphs, within 1.6 % on crowns
-    # (one H100 call, docs/gpu.md); on the 230 KB build 8 blocks an SM is 5-9 % faster on
-    # graphs over 0.1 s and 8-23 % slower on 3-7 ms ones (H200), hence a parameter
+    # (one H100 call, docs/gpu-performance.md); on the 230 KB build 8 blocks an SM is 5-10 %
+    # faster on graphs over 0.1 s and 4-20 % slower on most under 10 ms (H200), hence a
+    # parameter
     kw = {"cache": bool(cache), "launch_bounds": (threads, blocks_per_sm(threads, per_sm))}
     if envvars.flag("CUMBE_LINEINFO"):
         kw["lineinfo"] = True
