@@ -162,18 +162,22 @@ WARM_UP_GRAPH = "crown-8"
 WARM_UP_LIMIT_S = 900.0
 
 
+def builds(variants: list[str], bounds: list[int], instrument: bool):
+    """(row label, variant, extra arguments, launch bound) of every cuMBE run of a graph."""
+    for v in variants:
+        for b in bounds:
+            yield run_label(v, b), v, [], b
+        if instrument:
+            yield v + " (instr)", v, ["--instrument"], 0
+
+
 def warm_up(work: Path, variants: list[str], bounds: list[int], instrument: bool) -> dict:
     """One untimed run of every build on a tiny graph first: a fresh cache compiles the
     kernel and the host's numba functions in the first run (tens of seconds), which would
     otherwise count against the first graph's time limit."""
     csr = make(WARM_UP_GRAPH, Path("/nonexistent"), work)
-    out = {}
-    for v in variants:
-        for b in bounds:
-            out[run_label(v, b)] = run_cumbe(csr, v, WARM_UP_LIMIT_S, [], b)["status"]
-        if instrument:
-            out[v + " (instr)"] = run_cumbe(csr, v, WARM_UP_LIMIT_S, ["--instrument"])["status"]
-    return out
+    return {label: run_cumbe(csr, v, WARM_UP_LIMIT_S, extra, b)["status"]
+            for label, v, extra, b in builds(variants, bounds, instrument)}
 
 
 def run_published(name: str, binary: str, g: CSRGraph, limit: float) -> dict:
@@ -277,13 +281,9 @@ def main(argv=None) -> int:
         g = read_csr(csr)
         gr = {"edges": int(g.n_edges), "make_s": round(time.time() - t, 1), "runs": {}}
         res["graphs"][name] = gr
-        for v in a.variants.split(","):
-            for b in bounds:
-                label = run_label(v, b)
-                gr["runs"][label] = run_cumbe(csr, v, a.time_limit, [], b)
-                print(name, label, json.dumps(gr["runs"][label])[:300], flush=True)
-            if a.instrument:
-                gr["runs"][v + " (instr)"] = run_cumbe(csr, v, a.time_limit, ["--instrument"])
+        for label, v, extra, b in builds(a.variants.split(","), bounds, a.instrument):
+            gr["runs"][label] = run_cumbe(csr, v, a.time_limit, extra, b)
+            print(name, label, json.dumps(gr["runs"][label])[:300], flush=True)
         counts = {r["count"] for r in gr["runs"].values() if r["status"] == "ok"}
         fps = {r["fingerprint"] for r in gr["runs"].values() if r["status"] == "ok"}
         for code, binary in zip(PUBLISHED, (a.gmbe, a.cumbe_orig)):
