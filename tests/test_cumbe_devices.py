@@ -164,7 +164,7 @@ POOL_CHILD = textwrap.dedent("""
 @pytest.mark.cudasim
 def test_pool_counts_equal_single_run_and_oracle(tmp_path):
     (tmp_path / "pool_child.py").write_text(POOL_CHILD)
-    p = _child([str(tmp_path / "pool_child.py")], {"MBEBENCH_SIM_DEVICES": "3"}, timeout=900)
+    p = _child([str(tmp_path / "pool_child.py")], {"MBEBENCH_SIM_DEVICES": "3"}, timeout=2400)
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
     out = json.loads(p.stdout.strip().splitlines()[-1])
     assert [o["graph"] for o in out] == ["random", "hub", "crown6"]

@@ -126,7 +126,7 @@ def runs():
     env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1",
                PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     p = subprocess.run([sys.executable, "-c", CHILD], cwd=REPO, env=env, capture_output=True,
-                       text=True, timeout=900)
+                       text=True, timeout=2400)
     wrong = [ln for ln in p.stderr.splitlines() if ln.startswith("WRONG PATH ")]
     assert not wrong, wrong[0]
     assert p.returncode == 0, p.stderr[-3000:]

@@ -60,7 +60,7 @@ def _workdir(dest: Path) -> Path:
     return dest
 
 
-def _snakemake(work: Path, *args: str, timeout=300) -> subprocess.CompletedProcess:
+def _snakemake(work: Path, *args: str, timeout=1200) -> subprocess.CompletedProcess:
     cmd = [
         sys.executable, "-m", "snakemake", "--directory", ".test",
         "--configfile", str(work / "overlay.yaml"), *args,

@@ -31,7 +31,7 @@ def copy_workflow(dest: Path) -> Path:
 def snakemake(workdir: Path, *args: str, check=True, env=None) -> subprocess.CompletedProcess:
     res = subprocess.run(
         [sys.executable, "-m", "snakemake", "--cores", "2", "--directory", ".test", *args],
-        cwd=workdir, capture_output=True, text=True, timeout=900, env=env,
+        cwd=workdir, capture_output=True, text=True, timeout=2400, env=env,
     )
     if check and res.returncode != 0:
         raise AssertionError(f"snakemake failed:\n{res.stdout[-3000:]}\n{res.stderr[-6000:]}")
