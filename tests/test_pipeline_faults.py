@@ -35,8 +35,9 @@ CPU_ONLY = {"parmbe": {"enabled": False}, "cumbe": {"enabled": False}}
 SUMMARY = "results/tables/summary.csv"  # the target: the plots would only cost time here
 
 # iMBEA, but a graph with more than 20 left vertices hangs while the file MBEBENCH_TEST_HANG
-# exists: a run that is surely still in flight when the test kills Snakemake.  The same
-# engine (the row's entry) serves the rerun, so no finished row is redone for a new entry.
+# exists: a run that is surely still in flight when the test kills Snakemake.  A hanging run
+# first creates MBEBENCH_TEST_HANG + ".in" (its imports are behind it: see _hanging).  The
+# same engine (the row's entry) serves the rerun, so no finished row is redone for a new entry.
 SLOW_IMBEA = '''\
 import os
 import time
@@ -47,6 +48,8 @@ from baselines.imbea import run as _imbea
 def run(graph, **params):
     # MBEBENCH_TEST_HANG_ANY: every graph hangs, so the first run to start is the one that hangs
     big = graph.n_left > 20 or os.environ.get("MBEBENCH_TEST_HANG_ANY")
+    if big:
+        open(os.environ["MBEBENCH_TEST_HANG"] + ".in", "w").close()
     while big and os.path.exists(os.environ["MBEBENCH_TEST_HANG"]):
         time.sleep(0.2)
     return _imbea(graph, **params)
@@ -153,6 +156,12 @@ def _wait_until(check, proc, what: str, timeout_s: float = 180):
         assert time.monotonic() < deadline and proc.poll() is None, what
         time.sleep(0.2)
     return value
+
+
+def _hanging(hang: Path, proc) -> None:
+    """Returns once a SLOW_IMBEA run is in its hang: a signal sent earlier can land in the
+    engine's imports (seconds on a slow machine), which a fixed wait did not always clear."""
+    _wait_until(Path(f"{hang}.in").exists, proc, "no iMBEA run reached its hang")
 
 
 def _start_as_from_a_terminal(cmd, work, env) -> subprocess.Popen:
@@ -510,7 +519,7 @@ def test_ctrl_c_tells_runs_that_never_started_from_runs_that_failed(tmp_path):
         started = _wait_until(lambda: sorted(logs.glob("*/imbea.log")), proc,
                               "no iMBEA run started")
         hung = f"results/runs/{started[0].parent.name}/imbea.json"
-        time.sleep(5)  # the engine's imports, on a slow machine, before its hang
+        _hanging(hang, proc)
         os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C: the terminal's whole process group
         _, err = proc.communicate(timeout=120)
     finally:
@@ -546,7 +555,7 @@ def test_a_run_that_finished_while_snakemake_stopped_is_not_run_again(tmp_path):
     proc = _start_as_from_a_terminal(_cmd(work, SUMMARY), work, env)
     try:
         _wait_until(log.exists, proc, "the run never started")
-        time.sleep(1)
+        _hanging(hang, proc)
         proc.send_signal(signal.SIGINT)  # Snakemake alone: it waits for its running job
         time.sleep(3)
         hang.unlink()  # ... which then finishes
