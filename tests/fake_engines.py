@@ -7,6 +7,7 @@ import os
 import signal
 import sys
 import time
+from pathlib import Path
 
 from mbebench.engine import EngineResult, EngineSkipped
 from mbebench.oracle import count_and_fingerprint
@@ -77,14 +78,23 @@ def sleepy_alone(graph, seconds=60, **_):
 
 
 def logged(graph, **_):
-    # the oracle, 8 s long, appending "start end" (wall clock) to $MBEBENCH_TEST_INTERVALS:
-    # the serialisation test reads back which runs overlapped.  3 s, not 1: two runs let
-    # into their slots together start their engines seconds apart on a busy 2-core machine
-    # (imports), and 1-s windows then missed each other (the test failed once in CI); on a
-    # 2-core machine ~8x slower than usual (2026-11-28) 3-s windows missed too
+    # the oracle, appending "start end" (wall clock) to $MBEBENCH_TEST_INTERVALS: the
+    # serialisation test reads back which runs overlapped.  A run stays until another run is
+    # running beside it (each leaves a file in $MBEBENCH_TEST_INTERVALS.running while it runs)
+    # or $MBEBENCH_TEST_WINDOW_S have passed: runs let into their slots together always
+    # overlap, however many seconds their engines' imports keep them apart on a busy machine
+    # (fixed 1-s and 3-s windows missed each other in CI), and runs kept apart wait the window
     t0 = time.time()
     result = oracle(graph)
-    time.sleep(8.0)
+    running = Path(os.environ["MBEBENCH_TEST_INTERVALS"] + ".running")
+    running.mkdir(exist_ok=True)
+    me = running / str(os.getpid())
+    me.touch()
+    end = t0 + float(os.environ.get("MBEBENCH_TEST_WINDOW_S", "5"))
+    while time.time() < end and not [p for p in running.iterdir() if p != me]:
+        time.sleep(0.05)
+    time.sleep(0.5)  # so that the other run sees this one too
+    me.unlink()
     with open(os.environ["MBEBENCH_TEST_INTERVALS"], "a") as f:
         f.write(f"{t0} {time.time()}\n")
     return result

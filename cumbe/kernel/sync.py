@@ -88,6 +88,10 @@ if SIM:
 
     from numba.cuda.simulator import kernelapi as _kapi
 
+    from cumbe import sim_barrier as _sim_barrier
+
+    _sim_barrier.install()
+
     if not getattr(_kapi.FakeCUDAShared.array, "cumbe_locked", False):
         _kapi.FakeCUDAShared.array = _locked_shared_array(_kapi.FakeCUDAShared.array,
                                                           threading.Lock())
