@@ -55,8 +55,10 @@ def _shortest(vo, ui, base, adj, lo, ln):
 
 @keyed
 @njit(cache=True, nogil=True, inline="always")
-def _count_test(ctr, bd, work, ok):
+def _count_test(ctr, bd, work, ok, lists):
     ctr[work_counters.C_CTESTS] += 1
+    if lists <= 2:
+        ctr[work_counters.C_CAT0 + lists] += 1
     if bd > 32:
         ctr[work_counters.C_CLONG] += 1
     ctr[work_counters.C_CLOSURE] += work
@@ -88,6 +90,7 @@ def _closure_size(vo, vi, ui, base, adj, lo, ln, target, buf, ctr):
     # ``work`` feeds the counters only: every update is inside ``ctr is not None``,
     # which numba prunes for the engine (an unguarded one costs the engine time)
     work = ln
+    lists = 0
     m = bd
     if bd > target:
         yb = ui[base + adj[best]]
@@ -124,13 +127,17 @@ def _closure_size(vo, vi, ui, base, adj, lo, ln, target, buf, ctr):
                         nm += 1
                 if ctr is not None:
                     work += (p - p0) + m
+            if ctr is not None:
+                ctr[work_counters.C_CTRIED] += m
+                ctr[work_counters.C_CTRIEDR] += target
             m = nm
             if ctr is not None:
                 ctr[work_counters.C_CLISTS] += 1
+                lists += 1
             if m <= target:
                 break
     if ctr is not None:
-        _count_test(ctr, bd, work, m <= target)
+        _count_test(ctr, bd, work, m <= target, lists)
     return m
 
 
@@ -184,5 +191,5 @@ def _closure_is_vmajor(vo, vi, ui, base, adj, lo, ln, target, ctr):
                     break
     ok = bd <= target or surv <= target
     if ctr is not None:
-        _count_test(ctr, bd, work, ok)
+        _count_test(ctr, bd, work, ok, 0 if bd <= target else 3)  # (no lists one by one)
     return ok

@@ -40,6 +40,11 @@ COUNTERS = (
     "closure_long",  # ... tests whose shortest list holds more than 32 vertices
     "witness_hits",  # branches a cached lower-ranked witness rejected (no closure test)
     "witness_cost",  # ... binary-search steps testing cached witnesses
+    "closure_at0",  # closure tests the shortest list settles (no longer than the target)
+    "closure_at1",  # ... settled by one more list
+    "closure_at2",  # ... by two more (the rest: closure_tests minus these three)
+    "closure_tried",  # vertices of the running intersection looked up in the next list
+    "closure_tried_r",  # ... of them the node's own right side (always there: |R'| a list)
 )
 NCTR = len(COUNTERS)
 (
@@ -69,6 +74,11 @@ NCTR = len(COUNTERS)
     C_CLONG,
     C_WHITS,
     C_WCOST,
+    C_CAT0,
+    C_CAT1,
+    C_CAT2,
+    C_CTRIED,
+    C_CTRIEDR,
 ) = range(NCTR)
 
 

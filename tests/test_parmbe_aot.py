@@ -8,6 +8,7 @@ of this checkout uses), 5-16 s on 2 cores; the rest of the file takes a few seco
 from __future__ import annotations
 
 import importlib.machinery
+import os
 import shutil
 import subprocess
 import sys
@@ -109,7 +110,8 @@ from baselines import parmbe, parmbe_aot
 from mbebench.csr import read_csr
 
 def main():
-    assert parmbe_aot.load() is not None and "numba" not in sys.modules
+    # what the parent checks first: the name this process computes, whether it loaded, numba
+    print(parmbe_aot.module_name(), parmbe_aot.load() is not None, "numba" in sys.modules)
     g = read_csr(sys.argv[1])
     r = parmbe.run(g, processes=3)
     numba = "numba" in sys.modules
@@ -131,11 +133,20 @@ def test_a_run_with_the_aot_kernels_never_imports_numba(aot, tmp_path):
     g = hub_graph(n_left=14, n_right=30, m=40, hubs=2, hub_deg=12, seed=3)
     write_csr(g, tmp_path / "g.csr")
     (tmp_path / "probe.py").write_text(PROBE)
+    # this key's extension, there since the fixture (built again only if it went missing;
+    # the probe failed once in CI after a full suite, cause not found: the lines below say
+    # which of name, file and numba it was)
+    name, path = parmbe_aot.module_name(), parmbe_aot.build()
+    assert path == parmbe_aot.entry_path(name) and path.is_file(), (name, path)
     r = subprocess.run([sys.executable, str(tmp_path / "probe.py"), str(tmp_path / "g.csr")],
                        capture_output=True, text=True, cwd=REPO, timeout=120)
     assert r.returncode == 0, r.stderr[-2000:]
+    first, rest = r.stdout.split("\n", 1)
+    numba_env = {k: v for k, v in os.environ.items() if k.startswith("NUMBA_")}
+    assert first.split() == [name, "True", "False"], (
+        first, name, sorted(p.name for p in path.parent.iterdir()), numba_env)
     assert r.stderr == ""
-    kinds_run, kind_serial, numba, *counts = r.stdout.split()
+    kinds_run, kind_serial, numba, *counts = rest.split()
     assert (kinds_run, kind_serial, numba) == ("aot", "aot", "False")
     want = count_and_fingerprint(g)
     assert list(map(int, counts)) == [*want, *want]

@@ -60,6 +60,15 @@ def test_variant_matches_oracle(variant):
             assert c["closure_tests"] + c["witness_hits"] == c["nodes"]
             assert c["witness_hits"] <= c["nonmax"]
             assert c["closure_long"] <= c["closure_tests"]
+            # tests settled by the shortest list, by one more list, by two; the rest read 3+
+            at = [c[f"closure_at{i}"] for i in range(3)]
+            assert sum(at) <= c["closure_tests"]
+            assert c["closure_tried_r"] <= c["closure_tried"]
+            if not work_analysis.parse_variant(variant)[1]["vmajor"]:
+                rest = c["closure_tests"] - sum(at)
+                assert c["closure_lists"] >= at[1] + 2 * at[2] + 3 * rest
+                # a list is read only while the intersection holds more than R'
+                assert c["closure_tried"] > c["closure_tried_r"] or c["closure_lists"] == 0
 
 
 def test_parse_rejects_unsupported_combinations():
