@@ -91,6 +91,7 @@ def _closure_size(vo, vi, ui, base, adj, lo, ln, target, buf, ctr):
     # which numba prunes for the engine (an unguarded one costs the engine time)
     work = ln
     lists = 0
+    group_end = 0  # (the 32-lane model's current round ends after this many lists)
     m = bd
     if bd > target:
         yb = ui[base + adj[best]]
@@ -130,6 +131,9 @@ def _closure_size(vo, vi, ui, base, adj, lo, ln, target, buf, ctr):
             if ctr is not None:
                 ctr[work_counters.C_CTRIED] += m
                 ctr[work_counters.C_CTRIEDR] += target
+                if lists >= group_end:  # a new round: as many lists as the vertices left fit
+                    ctr[work_counters.C_CROUNDS] += 1
+                    group_end = lists + max(1, 32 // max(m - target, 1))
             m = nm
             if ctr is not None:
                 ctr[work_counters.C_CLISTS] += 1

@@ -45,6 +45,7 @@ COUNTERS = (
     "closure_at2",  # ... by two more (the rest: closure_tests minus these three)
     "closure_tried",  # vertices of the running intersection looked up in the next list
     "closure_tried_r",  # ... of them the node's own right side (always there: |R'| a list)
+    "closure_rounds32",  # rounds of a 32-lane model: R' left out, 32 // (vertices left) lists
 )
 NCTR = len(COUNTERS)
 (
@@ -79,6 +80,7 @@ NCTR = len(COUNTERS)
     C_CAT2,
     C_CTRIED,
     C_CTRIEDR,
+    C_CROUNDS,
 ) = range(NCTR)
 
 

@@ -69,6 +69,8 @@ def test_variant_matches_oracle(variant):
                 assert c["closure_lists"] >= at[1] + 2 * at[2] + 3 * rest
                 # a list is read only while the intersection holds more than R'
                 assert c["closure_tried"] > c["closure_tried_r"] or c["closure_lists"] == 0
+                # a round of the 32-lane model reads one list or more
+                assert 0 < c["closure_rounds32"] <= c["closure_lists"] or c["closure_lists"] == 0
 
 
 def test_parse_rejects_unsupported_combinations():

@@ -195,7 +195,8 @@ def engines(graph: CSRGraph) -> list[dict]:
 SHOW = ("nodes", "nonmax", "n2_scan", "local_build", "zero_words", "lprime", "qcheck",
         "qcheck_q1", "qcheck_max", "expand", "closure", "closure_max", "closure_tests",
         "closure_lists", "closure_long", "closure_at0", "closure_at1", "closure_at2",
-        "closure_tried", "closure_tried_r", "sort", "witness_hits", "witness_cost")  # fmt: skip
+        "closure_tried", "closure_tried_r", "closure_rounds32", "sort", "witness_hits",
+        "witness_cost")  # fmt: skip
 
 
 def fmt_row(r: dict) -> str:
