@@ -23,6 +23,7 @@ from collections import Counter
 
 import pytest
 from interrupting import files_in, sigterm_once_started
+from slowness import bound
 
 from mbebench.download import DownloadError, fetch, konect_url
 
@@ -401,7 +402,7 @@ def test_trickling_body_hits_the_total_deadline(server, folder):
     t = time.monotonic()
     expect_failure(f"{server}/trickle-body/k12", folder / "a", "after 1 attempt",
                    "total deadline of 0.5 s exceeded", deadline_s=0.5)
-    assert time.monotonic() - t < 0.5 + 4 * TRICKLE_GAP + 0.5
+    assert time.monotonic() - t < bound(0.5 + 4 * TRICKLE_GAP + 0.5, below=10)
     assert files_in(folder) == []
 
 
@@ -409,7 +410,7 @@ def test_trickling_headers_hit_the_total_deadline(server, folder):
     t = time.monotonic()
     expect_failure(f"{server}/trickle-headers/k13", folder / "a", "total deadline of 0.5 s",
                    deadline_s=0.5)
-    assert time.monotonic() - t < 1.5
+    assert time.monotonic() - t < bound(1.5, below=10)
     assert files_in(folder) == []
 
 
@@ -439,7 +440,7 @@ def test_no_retry_wait_past_the_deadline(server, folder):
     t = time.monotonic()
     expect_failure(f"{server}/500/k15", folder / "a", "after 1 attempt", "HTTP 503",
                    "no time left", backoff=5, deadline_s=1)
-    assert time.monotonic() - t < 1
+    assert time.monotonic() - t < bound(1, below=4.5)  # (the fault: a 5-s wait)
 
 
 def test_leftover_temp_files_of_a_killed_download_are_removed(server, folder):
