@@ -12,6 +12,7 @@ import os
 import re
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -45,8 +46,6 @@ class Lateness:
     is not starved it is milliseconds, and a missed line (a whole interval late) fails."""
 
     def __init__(self, step_s: float = 0.05):
-        import threading
-
         self.step_s, self.most, self._stop = step_s, 0.0, threading.Event()
         self._thread = threading.Thread(target=self._watch, daemon=True)
 
