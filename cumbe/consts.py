@@ -69,10 +69,11 @@ CTL_FIXED = 2
 H_NLEV, H_D, H_NB, H_TB, H_DEPTH, H_CAPH, H_QCAP, H_CB, H_PK, H_PN = range(10)
 NH = 10
 # error codes (err[0])
-ERR_QCAP, ERR_NID, ERR_ARENA = 1, 2, 3
+ERR_QCAP, ERR_NID, ERR_ARENA, ERR_ROUNDS = 1, 2, 3, 4
 ERRORS = {ERR_QCAP: "the explicit Q stack (noRS) overflowed",
           ERR_NID: "a task visited more than 2**31 nodes",
-          ERR_ARENA: "a task did not fit its worker's arena"}
+          ERR_ARENA: "a task did not fit its worker's arena",
+          ERR_ROUNDS: "the maximality check in rounds lost count of R' (a kernel bug)"}
 
 WARP = 32
 MAX_THREADS = 512
@@ -109,6 +110,9 @@ class Build(NamedTuple):
     # the compact task layout (cumbe.layout), launched only when memory is short: a build
     # of its own, so that the plain kernel's code stays as it is
     compact: bool = False
+    # the maximality check in rounds (RS only, engine parameter check="rounds"): R' out of
+    # the running intersection, several lists a round (cumbe.kernel.maximality)
+    rounds: bool = False
 
 
 class Group(NamedTuple):

@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-FLAGS = ("instr", "pieces", "compact")
+FLAGS = ("instr", "pieces", "compact", "rounds")
 
 
 def parse(spec: str) -> tuple[str, dict]:
@@ -34,26 +34,28 @@ def parse(spec: str) -> tuple[str, dict]:
     unknown = set(flags) - set(FLAGS)
     if not threads.isdigit() or (per_sm and not per_sm.isdigit()) or unknown:
         raise ValueError(f"not a build: {spec!r} "
-                         "(variant[-instr][-pieces][-compact]:threads[:blocks_per_sm])")
+                         "(variant[-instr][-pieces][-compact][-rounds]:threads[:blocks_per_sm])")
     out = {"instr": "instr" in flags, "pieces": "pieces" in flags,
            "compact": "compact" in flags, "threads": int(threads)}
+    if "rounds" in flags:  # (absent otherwise: the paper's check, the default build's key)
+        out["rounds"] = True
     if per_sm and int(per_sm):
         out["blocks_per_sm"] = int(per_sm)
     return variant, out
 
 
 def spec(variant: str, threads: int, instr=False, pieces=False, compact=False,
-         blocks_per_sm=0) -> str:
+         blocks_per_sm=0, rounds=False) -> str:
     """The name of a build (the inverse of :func:`parse`)."""
-    flags = [f for f, on in zip(FLAGS, (instr, pieces, compact)) if on]
+    flags = [f for f, on in zip(FLAGS, (instr, pieces, compact, rounds)) if on]
     return "-".join([variant, *flags]) + f":{threads}" + (
         f":{blocks_per_sm}" if blocks_per_sm else "")
 
 
 def every_build(variants, threads: int, blocks_per_sm: int = 0) -> list[str]:
     """Every build a run of ``variants`` at ``threads`` may launch: instrumented or not,
-    compact layout or not, and tasks in pieces for the reverse-scanning variants (noRS keeps
-    tasks whole)."""
+    compact layout or not, and tasks in pieces and the check in rounds for the
+    reverse-scanning variants (noRS keeps tasks whole and scans its Q)."""
     from cumbe.variants import ABLATIONS
 
     out = []
@@ -61,7 +63,9 @@ def every_build(variants, threads: int, blocks_per_sm: int = 0) -> list[str]:
         for instr in (False, True):
             for compact in (False, True):
                 for pieces in ((False, True) if ABLATIONS[v][0] else (False,)):
-                    out.append(spec(v, threads, instr, pieces, compact, blocks_per_sm))
+                    for rounds in ((False, True) if ABLATIONS[v][0] else (False,)):
+                        out.append(spec(v, threads, instr, pieces, compact, blocks_per_sm,
+                                        rounds))
     return out
 
 

@@ -25,6 +25,11 @@ def test_a_build_name_round_trips_and_a_bad_one_is_refused():
                   "blocks_per_sm": 8})
     assert warm.spec("cuMBE", 128, blocks_per_sm=8) == "cuMBE:128:8"
     assert warm.parse("cuMBE:128:0") == warm.parse("cuMBE:128")
+    # the check in rounds is a flag of its own, named only when on
+    assert warm.parse("cuMBE-pieces-rounds:128") == (
+        "cuMBE", {"instr": False, "pieces": True, "compact": False, "threads": 128,
+                  "rounds": True})
+    assert warm.spec("cuMBE", 128, pieces=True, rounds=True) == "cuMBE-pieces-rounds:128"
     assert warm.every_build(["noRS"], 128, 8) == [
         "noRS:128:8", "noRS-compact:128:8", "noRS-instr:128:8", "noRS-instr-compact:128:8"]
     for bad in ("cuMBE", "cuMBE:x", "cuMBE-fast:128", "cuMBE:128:x"):
@@ -33,12 +38,15 @@ def test_a_build_name_round_trips_and_a_bad_one_is_refused():
 
 
 def test_the_oracle_warms_every_build_a_check_may_launch():
-    """Instrumented or not, compact or not, in pieces or not (reverse scanning only): 8
-    builds for each of cuMBE, noES and noWS, 4 for noRS, each once."""
+    """Instrumented or not, compact or not, in pieces or not and the check in rounds or not
+    (reverse scanning only): 16 builds for each of cuMBE, noES and noWS, 4 for noRS, each
+    once."""
     builds = warm.every_build(["cuMBE", "noRS", "noES", "noWS"], 128)
-    assert len(builds) == len(set(builds)) == 28
+    assert len(builds) == len(set(builds)) == 52
     assert {warm.parse(b)[1]["pieces"] for b in builds if b.startswith("noRS")} == {False}
+    assert not [b for b in builds if b.startswith("noRS") and "rounds" in b]
     assert "cuMBE-instr-pieces-compact:128" in builds and "noWS-pieces:128" in builds
+    assert "cuMBE-instr-pieces-compact-rounds:128" in builds
     for b in builds:
         variant, switches = warm.parse(b)
         assert warm.spec(variant, **switches) == b

@@ -95,19 +95,19 @@ def _jit_options(threads: int, cache: bool, per_sm: int = 0) -> dict:
 def _run_stage(cfg: Build, grp: Group, progress):
     """The steps of one kind of worker, composed in the paper's order."""
     ls = lists.make_lists(cfg, grp)
-    fe = fetch.make_fetch(cfg, grp, ls)
     mx = maximality.make_maximality(cfg, grp)
+    fe = fetch.make_fetch(cfg, grp, ls, mx)
     st = stealing.make_stealing(cfg, grp, ls, fe, mx)
     se = search.make_search(cfg, grp, ls, st, mx)
     return stages.make_run_stage(cfg, grp, fe, st, se, progress)
 
 
 def build(rs=True, es=True, ws=True, instr=False, threads=128, cache=True, pieces=False,
-          compact=False, blocks_per_sm=0):
+          compact=False, blocks_per_sm=0, rounds=False):
     """The kernel for one variant and block size (memoised); ``pieces``: it runs tasks in
     pieces (:func:`cumbe.prepare.split`, RS only; without it every task runs whole);
     ``compact``: the compact task layout (:mod:`cumbe.layout`); ``blocks_per_sm``: the launch
-    bound (0: 768 threads an SM)."""
+    bound (0: 768 threads an SM); ``rounds``: the maximality check in rounds (RS only)."""
     # the build switches set, with their values: part of the memo's and the disk cache's
     # keys (numba's own key has neither jit options nor what a factory reads from the
     # environment)
@@ -115,16 +115,17 @@ def build(rs=True, es=True, ws=True, instr=False, threads=128, cache=True, piece
     # ``cache`` is part of the key: a build without the disk cache must not be served to a
     # caller that asked for one (or the other way round)
     key = (bool(rs), bool(es), bool(ws), bool(instr), int(threads), switches, bool(cache),
-           bool(pieces) and bool(rs), bool(compact), int(blocks_per_sm))
+           bool(pieces) and bool(rs), bool(compact), int(blocks_per_sm),
+           bool(rounds) and bool(rs))
     if key in _CACHE:
         return _CACHE[key]
-    RS, ES, WS, INSTR, THREADS, _, _, PIECES, COMPACT, PER_SM = key
+    RS, ES, WS, INSTR, THREADS, _, _, PIECES, COMPACT, PER_SM, ROUNDS = key
     if THREADS % WARP or not WARP <= THREADS <= MAX_THREADS:
         raise ValueError(f"threads must be a multiple of {WARP} in {WARP}..{MAX_THREADS}")
     # (CUMBE_NOINLINE=1: debugging only, so that compute-sanitizer names device functions)
     inline = not SIM and not envvars.flag("CUMBE_NOINLINE")
     dev = cuda.jit(device=True, **({"forceinline": True} if inline else {}))
-    cfg = Build(RS, ES, WS, INSTR, THREADS, dev, PIECES, COMPACT)
+    cfg = Build(RS, ES, WS, INSTR, THREADS, dev, PIECES, COMPACT, ROUNDS)
     progress = stages.make_progress(cfg)
     kernel = stages.make_kernel(cfg, _run_stage(cfg, Group(WARP, wsync), progress),
                                 _run_stage(cfg, Group(THREADS, block_sync), progress), progress)
@@ -132,7 +133,8 @@ def build(rs=True, es=True, ws=True, instr=False, threads=128, cache=True, piece
     # this file holds the jit options numba's cache does not key on
     # (a launch bound asked for is a jit option: part of the disk cache's key)
     kern = keyed(cuda.jit(**_jit_options(THREADS, cache, PER_SM))(kernel), module=__name__,
-                 extra=switches + ((("blocks_per_sm", PER_SM),) if PER_SM else ()))
+                 extra=switches + ((("blocks_per_sm", PER_SM),) if PER_SM else ())
+                 + ((("rounds", True),) if ROUNDS else ()))
     if non_negative_indexing():
         kern = indexing.compiling_non_negative(kern)
     _CACHE[key] = kern

@@ -26,9 +26,10 @@ _ly = _lay.compile_with(cuda.jit(device=True))
 _lyc = _lay.compile_with(cuda.jit(device=True), compact=True)
 
 
-def make_fetch(cfg, grp, lists):
+def make_fetch(cfg, grp, lists, maximality):
     """Subtree fetching for the switches ``cfg`` and the worker kind ``grp``."""
-    dev, RS, G, gsync, COMPACT = cfg.dev, cfg.rs, grp.size, grp.sync, cfg.compact
+    dev, RS, G, gsync, COMPACT, RX = cfg.dev, cfg.rs, grp.size, grp.sync, cfg.compact, cfg.rounds
+    rx_put = maximality.rx_put
     elem_u, elem_v, slot_fields = lists.elem_u, lists.elem_v, lists.slot_fields
     ly = _lyc if COMPACT else _ly
     field_offset, task_bound = ly.field_offset, ly.task_bound
@@ -216,8 +217,12 @@ def make_fetch(cfg, grp, lists):
                 c = ld(Wr, I32(oHC + h))
                 if c == d and u > v:
                     sx += elem_u(orig[u], cand_left)
-                    cuda.atomic.add(sh, (g, S_C0), 1)
+                    p = cuda.atomic.add(sh, (g, S_C0), 1)
                     st(Wr, I32(oHC + h), -1)
+                    if RX:
+                        # R''s ids go on its stack once the hash is dead: meanwhile in the
+                        # slots' ids past the last slot (slots + these <= n_b)
+                        st(Wr, I32(oSG + sh[g, S_NB] - 1 - p), u)
                 else:
                     s = I32(cuda.atomic.add(sh, (g, S_N), 1))
                     st(Wr, I32(oSG + s), u)
@@ -252,6 +257,12 @@ def make_fetch(cfg, grp, lists):
             st(Wr, I32(oDL + jj), 0)
             sl += elem_v(adjU[base + jj], cand_left)
             jj = I32(jj + G)
+        if RX:
+            # R at the root: v and the vertices containing N(v)
+            jj = I32(gl)
+            while jj <= sh[g, S_C0]:
+                rx_put(A, sh, g, R, jj, v if jj == 0 else ld(Wr, I32(oSG + sh[g, S_NB] - jj)))
+                jj = I32(jj + G)
         cuda.atomic.add(shu, (g, U_SUML), sl)
         if gl == 0:
             sh[g, S_C1] = 0  # P slots

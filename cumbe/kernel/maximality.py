@@ -14,14 +14,21 @@ from types import SimpleNamespace
 from numba import cuda
 
 from cumbe.kernel.arena import base_at, ld, st
-from cumbe.kernel.consts import ERR_QCAP, I32, I64, S_C0, S_C1, S_CBW, S_NONMAX, S_NQ, S_OFF, S_QCAP
-from cumbe.kernel.consts import S_R0, S_SURV
+from cumbe.kernel.consts import ERR_QCAP, ERR_ROUNDS, I32, I64, MASK32, S_C0, S_C1, S_CBW
+from cumbe.kernel.consts import S_NONMAX, S_NQ, S_OFF, S_QCAP, S_R0, S_SURV, WARP
+from cumbe.kernel.sync import ballot
 from cumbe.layout import F_QE, K_CB, K_DL, K_LST, K_Q, K_SL, K_SO
 
 
 def make_maximality(cfg, grp):
     """The maximality checks for the switches ``cfg`` and the worker kind ``grp``."""
     dev, G, gsync = cfg.dev, grp.size, grp.sync
+    # RX: R''s global ids are kept (rx_slot), and a warp's check leaves them out of its
+    # running intersection, testing several lists a round (check_rounds)
+    # (the rounds compact in place, so R''s stack takes the buffer's second half: nothing
+    # else of a warp's uses it under RX; block-wide workers keep the paper's check)
+    RX = cfg.rounds
+    ROUNDS = RX and G == WARP
 
     @dev
     def bsearch(adj, lo, hi, key):
@@ -66,7 +73,163 @@ def make_maximality(cfg, grp):
         return sh[g, cslot]
 
     @dev
-    def check_maximality(A, adjU, offV, adjV, sh, g, gl, R, base, o, kl, target):
+    def rx_slot(sh, g, i):
+        """Where R''s i-th global id lies (from the worker's base), or -1 past the stack:
+        R' is no larger than any list of L' (it lies in all of them), so a check whose
+        shortest list fits the buffer finds every one of R''s ids stored."""
+        half = I32((sh[g, S_CBW] - 2) // 2)
+        if i < half:
+            return I32(sh[g, S_OFF + K_CB] + half + i)
+        return I32(-1)
+
+    @dev
+    def rx_put(A, sh, g, R, i, u):
+        """R''s i-th member is vertex u (nothing past the stack)."""
+        if RX:
+            s = rx_slot(sh, g, i)
+            if s >= 0:
+                st(base_at(A, R), s, u)
+
+    @dev
+    def one_list(A, NV, offV, adjV, W, gl, o, e, oCB, m):
+        """The running intersection (``m`` vertices at ``oCB``) against list ``e`` of L',
+        each lane striding over the vertices; the survivors move down in place, in order.
+        Returns how many."""
+        y = ld(NV, A[o + e])
+        lo = offV[y]
+        hi = offV[y + 1]
+        n2 = I32(0)
+        t0 = I32(0)
+        while t0 < m:
+            t = I32(t0 + gl)
+            keep = False
+            u = I32(-1)
+            if t < m:
+                u = ld(W, I32(oCB + t))
+                keep = bsearch(adjV, lo, hi, u)
+            bits = I64(ballot(keep)) & MASK32
+            gsync()  # this chunk is read before survivors move down into it
+            if keep:
+                st(W, I32(oCB + n2 + cuda.popc(bits & ((I64(1) << gl) - 1))), u)
+            n2 = I32(n2 + cuda.popc(bits))
+            t0 = I32(t0 + WARP)
+        gsync()
+        return n2
+
+    @dev
+    def drop_rprime(W, gl, oCB, m, rxo, target):
+        """Strike R' out of the running intersection (sorted, ``m`` vertices at ``oCB``,
+        all of R' among them): each lane finds its R' members by binary search and marks
+        them with the sign bit (the search compares without it, so a lane reading a word
+        another lane marks meanwhile finds the same order), then the unmarked ones move down
+        in place.  Returns how many are left (``m - target``)."""
+        r = I32(gl)
+        while r < target:
+            key = ld(W, I32(rxo + r))
+            a = I32(0)
+            b = I32(m)
+            while a < b:
+                mid = I32((a + b) >> 1)
+                w = ld(W, I32(oCB + mid)) & 0x7FFFFFFF
+                if w < key:
+                    a = I32(mid + 1)
+                elif w > key:
+                    b = mid
+                else:
+                    st(W, I32(oCB + mid), I32(w | -0x80000000))
+                    break
+            r = I32(r + WARP)
+        gsync()
+        n2 = I32(0)
+        t0 = I32(0)
+        while t0 < m:
+            t = I32(t0 + gl)
+            u = I32(-1)
+            if t < m:
+                u = ld(W, I32(oCB + t))
+            keep = u >= 0
+            bits = I64(ballot(keep)) & MASK32
+            gsync()
+            if keep:
+                st(W, I32(oCB + n2 + cuda.popc(bits & ((I64(1) << gl) - 1))), u)
+            n2 = I32(n2 + cuda.popc(bits))
+            t0 = I32(t0 + WARP)
+        gsync()
+        return n2
+
+    @dev
+    def check_rounds(A, NV, offV, adjV, W, sh, g, gl, o, kl, target, oCB, half, estar, lo0,
+                     dmin, err):
+        """A warp's check that takes R' out of the running intersection once at most 32
+        other vertices are left in it (their number is known: R' lies in every list of L',
+        so it is the intersection's size less |R'|); until then one list a round, as the
+        paper's check.  Then L' is maximal once none is left, and while m are, lane (t, j)
+        looks for vertex t in the round's j-th list, 32 // m lists a round; a vertex is
+        struck out once one lane misses it (one ballot)."""
+        t = I32(gl)
+        while t < dmin:
+            st(W, I32(oCB + t), adjV[lo0 + t])
+            t = I32(t + WARP)
+        gsync()
+        m = I32(dmin)
+        nl = I32(kl - 1)  # the lists left: every one but the shortest
+        out = False  # R' taken out
+        p0 = I32(0)
+        while True:
+            if not out and m - target <= WARP:
+                if m == target:
+                    m = I32(0)
+                    break
+                left = drop_rprime(W, gl, oCB, m, I32(oCB + half), target)
+                if left != m - target and gl == 0:
+                    # R' is in every list of L': a stack that misses a member, or a count
+                    # gone wrong, is an error, never a count
+                    err[0] = ERR_ROUNDS
+                m = left
+                out = True
+            if p0 >= nl:
+                break
+            if out and m <= WARP:
+                k = I32(WARP // m)
+                j = I32(gl // m)
+                t = I32(gl - j * m)
+                p = I32(p0 + j)
+                miss = False
+                if j < k and p < nl:
+                    e = p
+                    if p >= estar:
+                        e = I32(p + 1)
+                    y = ld(NV, A[o + e])
+                    miss = not bsearch(adjV, offV[y], offV[y + 1], ld(W, I32(oCB + t)))
+                mine = I32(-1)
+                if gl < m:
+                    mine = ld(W, I32(oCB + gl))
+                bits = I64(ballot(miss)) & MASK32
+                dead = I64(0)
+                jj = I32(0)
+                while jj < k:
+                    dead |= bits >> (jj * m)
+                    jj = I32(jj + 1)
+                live = ~dead & ((I64(1) << m) - 1)
+                gsync()  # every lane has read the vertices before they move
+                if gl < m and (live >> gl) & 1:
+                    st(W, I32(oCB + cuda.popc(live & ((I64(1) << gl) - 1))), mine)
+                gsync()
+                m = I32(cuda.popc(live))
+                p0 = I32(p0 + k)
+            else:
+                e = p0
+                if p0 >= estar:
+                    e = I32(p0 + 1)
+                m = one_list(A, NV, offV, adjV, W, gl, o, e, oCB, m)
+                p0 = I32(p0 + 1)
+            if out and m == 0:
+                break
+        if gl == 0 and m > 0:
+            sh[g, S_NONMAX] = 1
+
+    @dev
+    def check_maximality(A, adjU, offV, adjV, sh, g, gl, R, base, o, kl, target, err):
         """Reverse scan: the vertices containing L' (local ids at A[o:o+kl]) are the
         intersection of the V-side lists of L'.  Start from the shortest list and
         intersect one list at a time; L' is maximal iff the running intersection comes
@@ -106,6 +269,10 @@ def make_maximality(cfg, grp):
         estar = sh[g, S_C1] - 1
         ys = ld(NV, A[o + estar])
         lo0 = offV[ys]
+        if ROUNDS and dmin <= half:
+            check_rounds(A, NV, offV, adjV, W, sh, g, gl, o, kl, target, oCB, half, estar,
+                         lo0, dmin, err)
+            return
         if dmin <= half:
             t = I32(gl)
             while t < dmin:
@@ -189,4 +356,5 @@ def make_maximality(cfg, grp):
         else:
             err[0] = ERR_QCAP
 
-    return SimpleNamespace(check_maximality=check_maximality, check_q=check_q, q_append=q_append)
+    return SimpleNamespace(check_maximality=check_maximality, check_q=check_q, q_append=q_append,
+                           rx_put=rx_put, rx_slot=rx_slot)

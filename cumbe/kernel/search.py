@@ -28,6 +28,7 @@ from cumbe.layout import K_DL, K_KEY, K_LST, K_LV, K_PARR, K_Q, K_SG, K_SL, K_SO
 def make_search(cfg, grp, lists, stealing, maximality):
     """The search for the switches ``cfg`` and the worker kind ``grp``."""
     dev, RS, ES, INSTR, PIECES = cfg.dev, cfg.rs, cfg.es, cfg.instr, cfg.pieces
+    ROUNDS = cfg.rounds
     G, gsync = grp.size, grp.sync
     # the steps it calls, as closure variables (numba compiles them in)
     elem_u, level_key, order_key, partition_list, compact, stamp, stamp_lprime = (
@@ -37,6 +38,7 @@ def make_search(cfg, grp, lists, stealing, maximality):
     publish = stealing.publish
     check_maximality, check_q, q_append = (maximality.check_maximality, maximality.check_q,
                                            maximality.q_append)
+    rx_put = maximality.rx_put
 
     @dev
     def select_candidate(A, sh, sh64, g, gl, R, l, pc, nid, lastmin):
@@ -116,7 +118,7 @@ def make_search(cfg, grp, lists, stealing, maximality):
         stamp(A, R, sh[g, S_OFF + K_DL], list_of(A, sh, g, R, x), gl, kl, lvl)
 
     @dev
-    def expand(A, sh, shu, g, gl, R, l, npc, nid, kl, orig, cand_left, twins):
+    def expand(A, sh, shu, g, gl, R, l, npc, nid, kl, orig, cand_left, twins, nx):
         """Maximal expansion: for every live candidate, |N(u) ∩ L'| by partitioning its
         level-l list prefix; full -> R' (and, with ``twins``, a twin of x, whose list
         equals L', leaves P); partial -> P'.  Counts land in AUX by position."""
@@ -130,8 +132,10 @@ def make_search(cfg, grp, lists, stealing, maximality):
             k = level_key(A, R, u, l, nid, oKEY, oTAG, oSO, oSL, oLST, oDL, True)
             c = partition_list(A, R, u, k, l + 1, oSO, oLST, oDL)
             if c == kl:
-                sa += elem_u(orig[ld(W, I32(oSG + u))], cand_left)
-                cuda.atomic.add(sh, (g, S_NABS), 1)
+                gu = ld(W, I32(oSG + u))
+                sa += elem_u(orig[gu], cand_left)
+                pa = cuda.atomic.add(sh, (g, S_NABS), 1)
+                rx_put(A, sh, g, R, nx + 1 + pa, gu)
                 if twins and k == kl:
                     cuda.atomic.add(sh, (g, S_NTW), 1)
                     c = -1  # twin
@@ -247,7 +251,12 @@ def make_search(cfg, grp, lists, stealing, maximality):
                 phl[PH_LPRIME] += t - t_last
                 t_last = t
             # ---------- maximal expansion: counts, R', P' ----------
-            expand(A, sh, shu, g, gl, R, l, npc, nid, kl, orig, cand_left, not canon)
+            nxr = I32(0)
+            if ROUNDS:  # R''s stack: x, then the candidates expand takes in
+                nxr = ld(W, I32(lw + F_NX))
+                if gl == 0:
+                    rx_put(A, sh, g, R, nxr, ld(W, I32(oSG + x)))
+            expand(A, sh, shu, g, gl, R, l, npc, nid, kl, orig, cand_left, not canon, nxr)
             gsync()
             if INSTR and gl % WARP == 0:
                 t = clock()
@@ -262,7 +271,7 @@ def make_search(cfg, grp, lists, stealing, maximality):
             qe = I32(0)
             if RS:
                 check_maximality(A, adjU, offV, adjV, sh, g, gl, R, base, list_of(A, sh, g, R, x),
-                                 kl, nx + 1 + nabs)
+                                 kl, nx + 1 + nabs, err)
             else:
                 qs = ld(W, I32(lw + F_QS))
                 qe = ld(W, I32(lw + F_QE))

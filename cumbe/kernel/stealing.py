@@ -27,13 +27,14 @@ from cumbe.layout import K_DL, K_LV, K_PARR, K_Q, NF
 
 def make_stealing(cfg, grp, lists, fetch, maximality):
     """Publishing and stealing for the switches ``cfg`` and the worker kind ``grp``."""
-    dev, RS, PIECES, G, gsync = cfg.dev, cfg.rs, cfg.pieces, grp.size, grp.sync
+    dev, RS, PIECES, G, gsync, RX = cfg.dev, cfg.rs, cfg.pieces, grp.size, grp.sync, cfg.rounds
     # the steps it calls, as closure variables (numba compiles them in)
     elem_u, level_key, order_key, stamp, stamp_lprime = (
         lists.elem_u, lists.level_key, lists.order_key, lists.stamp, lists.stamp_lprime)
     slot_fields = lists.slot_fields
     offsets_to_shared = fetch.offsets_to_shared
-    check_maximality = maximality.check_maximality
+    check_maximality, rx_put, rx_slot = (maximality.check_maximality, maximality.rx_put,
+                                         maximality.rx_slot)
 
     @dev
     def out_of_work(ctl, phase, kst, stage, idle_at):
@@ -214,6 +215,7 @@ def make_stealing(cfg, grp, lists, fetch, maximality):
                     sh[g, S_LVL] = -1
                 gsync()
                 return I64(0), ZERO64, I64(0)
+        vnx = A[vlv + F_NX]
         # membership: 0 for L_m, 1 for L' (victim lists only hold L_m entries)
         if m == 0:
             jj = I32(gl)
@@ -244,7 +246,8 @@ def make_stealing(cfg, grp, lists, fetch, maximality):
                 s = I32(-1)
                 if c == kx:
                     sa += elem_u(orig[A[VR + oSG + u]], cand_left)
-                    cuda.atomic.add(sh, (g, S_NABS), 1)
+                    pa = cuda.atomic.add(sh, (g, S_NABS), 1)
+                    rx_put(A, sh, g, R, vnx + 1 + pa, A[VR + oSG + u])
                 elif c > 0:
                     s = cuda.atomic.add(sh, (g, S_N), 1)
                     A[R + oSG + s] = A[VR + oSG + u]
@@ -253,6 +256,14 @@ def make_stealing(cfg, grp, lists, fetch, maximality):
                 A[R + oAUX + t] = s
             t = I32(t + G)
         cuda.atomic.add(shu, (g, U_SUMA), sa)
+        if RX:
+            # R' below the victim's level: its R (copied) and x
+            t = I32(gl)
+            while t <= vnx:
+                s = rx_slot(sh, g, t)
+                if s >= 0:
+                    A[R + s] = A[VR + s] if t < vnx else A[VR + oSG + x]
+                t = I32(t + G)
         nqm = I32(0)
         nafter = I32(0)
         nq = I32(0)
@@ -293,9 +304,9 @@ def make_stealing(cfg, grp, lists, fetch, maximality):
                 t = I32(t + G)
             gsync()
         nabs = sh[g, S_NABS]
-        target = A[vlv + F_NX] + 1 + nabs
+        target = vnx + 1 + nabs
         if RS:
-            check_maximality(A, adjU, offV, adjV, sh, g, gl, R, base, ox, kx, target)
+            check_maximality(A, adjU, offV, adjV, sh, g, gl, R, base, ox, kx, target, err)
             gsync()
         count = I64(0)
         fp = ZERO64

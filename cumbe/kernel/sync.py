@@ -39,6 +39,30 @@ class _SimWarps:
 SIM_WARPS = _SimWarps()
 
 
+class _SimBallots:
+    """The simulator's stand-in for a full warp's ``ballot_sync``: each lane posts its bit,
+    the warp meets, every lane reads the word.  The barrier before posting keeps a fast lane
+    from overwriting the previous ballot's bits while a slow one still reads them."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.bits = {}
+
+    def ballot(self, pred):
+        t = threading.current_thread()
+        key = (t.blockIdx.x, t.threadIdx.x // WARP)
+        with self.lock:
+            row = self.bits.setdefault(key, [0] * WARP)
+        SIM_WARPS.wait()
+        row[t.threadIdx.x % WARP] = 1 if pred else 0
+        SIM_WARPS.wait()
+        # numba types ballot_sync as int32: lane 31's bit is the sign, as on the device
+        return np.uint32(sum(b << i for i, b in enumerate(row))).view(np.int32)
+
+
+SIM_BALLOTS = _SimBallots()
+
+
 def _locked_shared_array(orig, lock):
     """numba-cuda's simulator (0.30.4) hands out a block's shared array by looking up its
     source line in a dict and, if absent, creating it, with no lock: two of a block's
@@ -82,6 +106,9 @@ if SIM:
 
     def wsync():
         SIM_WARPS.wait()
+
+    def ballot(pred):
+        return SIM_BALLOTS.ballot(pred)
 
     def load_relaxed(arr, i, j):
         return arr[i, j]
@@ -155,6 +182,11 @@ else:
         cuda.syncwarp(0xFFFFFFFF)
 
     wsync = cuda.jit(device=True, forceinline=True)(_wsync_impl)
+
+    def _ballot_impl(pred):
+        return cuda.ballot_sync(0xFFFFFFFF, pred)
+
+    ballot = cuda.jit(device=True, forceinline=True)(_ballot_impl)
 
 
 def _block_sync_impl():

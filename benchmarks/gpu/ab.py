@@ -1,0 +1,110 @@
+"""Two or more cuMBE builds on the same graphs, alternating, best of N (run on a GPU machine).
+
+    python benchmarks/gpu/ab.py --build paper= --build "rounds=--check rounds" \\
+        --repeats 3 --out ab.jsonl GRAPH.csr [GRAPH.csr ...]
+
+A build is a name and the options of ``python -m cumbe run`` that select it (``NAME=OPTIONS``;
+empty: the default build); ``--env NAME=VAR=VALUE`` also sets an environment variable for that
+build's runs (a build switch such as ``CUMBE_MIN_BLOCKS``; or a checkout's ``PYTHONPATH``).
+Every build is compiled first (one untimed run on the first graph), then for
+each graph the builds run one after another, ``--repeats`` times round, so that a drift of the
+machine falls on every build alike.  Each run is ``python -m cumbe run GRAPH --json``; a row a
+graph and build: its kernel times, the best, the count and the fingerprint, and whether the
+counts and fingerprints of all builds agree (``agree``, on each build's last row of a graph).
+A Markdown table goes to stdout."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def parse_build(text: str) -> tuple[str, list[str]]:
+    """``NAME=OPTIONS`` -> (name, the options as arguments)."""
+    name, _, options = text.partition("=")
+    return name, options.split()
+
+
+def run(csr: Path, env: dict, extra: list[str], limit: float) -> dict:
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "r.json"
+        p = subprocess.run([sys.executable, "-m", "cumbe", "run", str(csr), "--json", str(out),
+                            *extra], cwd=REPO, env={**os.environ, **env}, capture_output=True,
+                           text=True, timeout=limit)
+        if p.returncode or not out.exists():
+            return {"status": "error", "error": (p.stderr or p.stdout)[-400:]}
+        r = json.loads(out.read_text())
+    return {"status": "ok", "count": int(r["count"]), "fingerprint": r["fingerprint"],
+            "kernel_s": r["stats"]["kernel_s"]}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("graphs", nargs="+", type=Path)
+    ap.add_argument("--build", action="append", required=True, help="NAME=OPTIONS")
+    ap.add_argument("--env", action="append", default=[], help="NAME=VAR=VALUE")
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--limit", type=float, default=300.0, help="seconds a run may take")
+    ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--label", default="", help="a tag written into every row")
+    ap.add_argument("--run-args", default="", help="more options of every run, one string")
+    a = ap.parse_args(argv)
+    envs: dict[str, dict] = {}
+    for e in a.env:
+        name, _, pair = e.partition("=")
+        var, _, value = pair.partition("=")
+        envs.setdefault(name, {})[var] = value
+    builds = [(name, envs.get(name, {}), [*a.run_args.split(), *options])
+              for name, options in map(parse_build, a.build)]
+    for name, env, extra in builds:
+        r = run(a.graphs[0], env, extra, 900.0)
+        print(f"# warm {name}: {r['status']}", file=sys.stderr)
+    rows = []
+    with a.out.open("a") as fh:
+        for g in a.graphs:
+            runs = {name: [] for name, _, _ in builds}
+            for _ in range(a.repeats):
+                for name, env, extra in builds:
+                    runs[name].append(run(g, env, extra, a.limit))
+            last = {n: r[-1] for n, r in runs.items()}
+            seen = {(r.get("count"), r.get("fingerprint")) for r in last.values()}
+            agree = len(seen) == 1 and all(r["status"] == "ok" for r in last.values())
+            for name, rs in runs.items():
+                ok = [r for r in rs if r["status"] == "ok"]
+                row = {"label": a.label, "graph": g.stem, "build": name,
+                       "kernel_s_runs": [r["kernel_s"] for r in ok],
+                       "kernel_s": min((r["kernel_s"] for r in ok), default=None),
+                       "count": last[name].get("count"),
+                       "fingerprint": last[name].get("fingerprint"), "agree": agree,
+                       **({"error": rs[-1]["error"]} if rs[-1]["status"] != "ok" else {})}
+                rows.append(row)
+                fh.write(json.dumps(row) + "\n")
+                fh.flush()
+            best = {n: min((r["kernel_s"] for r in rs if r["status"] == "ok"), default=None)
+                    for n, rs in runs.items()}
+            print(f"# {g.stem}: " + ", ".join(f"{n} {t}" for n, t in best.items()),
+                  file=sys.stderr)
+    names = [n for n, _, _ in builds]
+    print("| graph | bicliques | " + " | ".join(f"{n} s" for n in names)
+          + f" | {names[-1]} / {names[0]} | agree |")
+    print("|---|---:|" + "---:|" * len(names) + "---:|---|")
+    by = {(r["graph"], r["build"]): r for r in rows}
+    for g in dict.fromkeys(r["graph"] for r in rows):
+        t = [by[(g, n)]["kernel_s"] for n in names]
+        ratio = f"{t[-1] / t[0]:.3f}" if t[0] and t[-1] else "-"
+        c = by[(g, names[0])]["count"]
+        print(f"| {g} | {c:,} | " if c is not None else f"| {g} | - | ", end="")
+        print(" | ".join(f"{x:.4g}" if x else "-" for x in t) + f" | {ratio} | "
+              + ("yes" if by[(g, names[0])]["agree"] else "NO") + " |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
