@@ -65,7 +65,7 @@ def _needs_driver(argv) -> bool:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from cumbe.spec import CHECKS, SIDES, SPEC, VARIANTS
+    from cumbe.spec import SIDES, SPEC, VARIANTS
 
     d = SPEC.defaults()
     ap = argparse.ArgumentParser(prog="python -m cumbe", description=DESCRIPTION, epilog=EPILOG,
@@ -87,9 +87,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="compile the kernel for B blocks an SM (fewer registers a thread; "
                         "default 0: 768 threads an SM); 8 of 128 threads was faster on graphs "
                         "over 0.1 s and slower on small ones (docs/gpu-performance.md)")
-    r.add_argument("--check", default=d["check"], choices=CHECKS,
-                   help="the maximality check: the paper's, or 'rounds' (R' out of the running "
-                        "intersection, several lists a round; docs/gpu.md)")
+    r.add_argument("--rounds", action="store_true",
+                   help="the maximality check in rounds (R' out of the running intersection, "
+                        "several lists a round; docs/gpu.md) instead of the paper's")
     r.add_argument("--device-memory-gib", type=float, default=d["device_memory_gib"],
                    help="use at most this much device memory (default: $MBEBENCH_DEVICE_MEMORY_GIB,"
                         " else all that is free)")
@@ -157,7 +157,7 @@ def main(argv=None) -> int:
         res = run(g, variant=a.variant, k=a.k, blocks=a.blocks, threads=a.threads,
                   blocks_per_sm=a.blocks_per_sm, side=a.side, instrument=a.instrument,
                   device_memory_gib=a.device_memory_gib, shard=a.shard, devices=a.devices,
-                  shards_per_device=a.shards_per_device, check=a.check)
+                  shards_per_device=a.shards_per_device, rounds=a.rounds)
     except EngineSkipped as e:
         try:  # a corrupt file is an error with or without a GPU
             verified(g)

@@ -110,7 +110,7 @@ class Build(NamedTuple):
     # the compact task layout (cumbe.layout), launched only when memory is short: a build
     # of its own, so that the plain kernel's code stays as it is
     compact: bool = False
-    # the maximality check in rounds (RS only, engine parameter check="rounds"): R' out of
+    # the maximality check in rounds (RS only, engine parameter rounds): R' out of
     # the running intersection, several lists a round (cumbe.kernel.maximality)
     rounds: bool = False
 

@@ -58,7 +58,7 @@ def _load_kernel(cuda, opts, sim: bool, pieces: bool = False) -> float:
     for p in (False, True) if pieces else (False,):
         kern = kernels.build(rs=rs, es=es, ws=ws, instr=opts.instrument, threads=opts.threads,
                              pieces=p, blocks_per_sm=opts.blocks_per_sm,
-                             rounds=opts.check == "rounds")
+                             rounds=opts.rounds)
         if not sim:
             sig = tuple(kern.typeof_pyval(x) for x in buffers.typing_dummies(cuda))
             kern.compile(sig).max_cooperative_grid_blocks(opts.threads)

@@ -42,7 +42,7 @@ def run(
     shards_per_device: int = SHARDS_PER_DEVICE,
     prepared: Prepared | None = None,
     compact_layout: bool | None = None,
-    check: str = "paper",
+    rounds: bool = False,
 ) -> EngineResult:
     """Count and fingerprint the maximal bicliques of ``graph`` on the GPU (or in numba's
     simulator).  The config parameters are declared, with their defaults and limits, in
@@ -69,15 +69,16 @@ def run(
     and ``warp_arena_words`` (cap the warp arena, so that tasks run block-wide); tuning:
     ``idle_fraction`` (the share of workers that must run out of work before the busy ones
     publish theirs; 0: the first one); ``compact_layout`` (test switch; None: the compact
-    task layout only when memory is short, :func:`cumbe.grid.choose_layout`).  ``check``:
-    the maximality check, the paper's ("paper") or in rounds ("rounds": R' out of the
-    running intersection, several lists a round; RS variants only, noRS scans its Q).
+    task layout only when memory is short, :func:`cumbe.grid.choose_layout`).  ``rounds``:
+    the maximality check in rounds (R' out of the running intersection, several lists a
+    round; :mod:`cumbe.kernel.maximality`) instead of the paper's; reverse-scanning variants
+    only (noRS scans its Q).
     """
     opts = run_options(variant=variant, k=k, blocks=blocks, threads=threads,
                        blocks_per_sm=blocks_per_sm, instrument=instrument, side=side, device_memory_gib=device_memory_gib,
                        eager_steal=eager_steal, warp_arena_words=warp_arena_words,
                        idle_fraction=idle_fraction, compact_layout=compact_layout, shard=shard,
-                       check=check)
+                       rounds=rounds)
     run_progress.interval_s()  # a bad MBEBENCH_CUMBE_PROGRESS_S fails before the preparation
     if parse_devices(devices) is not None:
         from cumbe import devices as several

@@ -217,7 +217,7 @@ def build_switches(opts: RunOptions, prep: Prepared, compact: bool) -> dict:
                  pieces=bool((prep.task_nk > 1).any()) and rs, compact=compact)
     if opts.blocks_per_sm:  # (absent from the default build's key: its cached cubins stay)
         build["blocks_per_sm"] = opts.blocks_per_sm
-    if opts.check == "rounds" and rs:  # (the same: absent unless asked for)
+    if opts.rounds and rs:  # (the same: absent unless asked for)
         build["rounds"] = True
     return build
 

@@ -11,6 +11,3 @@ ABLATIONS: dict[str, tuple[bool, bool, bool]] = {
     "noWS": (True, True, False),
 }
 VARIANTS: tuple[str, ...] = tuple(ABLATIONS)
-# the maximality checks (engine parameter ``check``): the paper's reverse scan, and the same
-# scan in rounds with R' taken out (cumbe.kernel.maximality); RS variants only
-CHECKS: tuple[str, ...] = ("paper", "rounds")

@@ -12,6 +12,10 @@ from __future__ import annotations
 # (the reference engine's other variants are ablations, shown in Fig. 7).
 REFERENCE = {"engine": "cumbe", "variant": "cuMBE"}
 REFERENCE_LABEL = "cuMBE"  # its column when no row of it exists
+# Beyond the paper: the reference engine's switch for a technique of ours (the maximality
+# check in rounds), a column of its own in Table I and a bar of its own in Fig. 7 beside
+# the reference's, labelled as the run labels show it
+TECHNIQUE = {"param": "rounds", "label": "rounds"}
 # Fig. 6, top: the reference engine's workers (warps) with and without work stealing
 NO_WORK_STEALING = "noWS"
 # Fig. 6, bottom, and the scaling plot: the CPU engine whose workers are processes

@@ -193,6 +193,9 @@ class EngineSpec:
     # runs unless its section says enabled: false; False: only when it says enabled: true
     # (the published codes, mbebench.published: fetched and built only when asked for)
     enabled: bool = True
+    # parameter combinations the engine does not run (e.g. a switch that only one variant
+    # takes): left out of the config's grid
+    skip: Callable[[Mapping[str, Any]], bool] | None = field(default=None, compare=False)
     _validator: Any = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self):
@@ -324,7 +327,8 @@ class EngineSpec:
                 vals = fit_cores(vals, cores)
             axes.append([(p.name, v) for v in vals])
         extra = {k: v for k, v in values.items() if k not in {p.name for p in self.params}}
-        return [{**dict(combo), **extra} for combo in itertools.product(*axes)]
+        grid = [{**dict(combo), **extra} for combo in itertools.product(*axes)]
+        return [g for g in grid if self.skip is None or not self.skip(g)]
 
     def cpus_for(self, params: Mapping[str, Any]) -> int:
         return int(params[self.cpus]) if isinstance(self.cpus, str) else int(self.cpus)

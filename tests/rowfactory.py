@@ -78,11 +78,13 @@ def parmbe(dataset: str, processes: int, status: str = "ok", **kw) -> dict[str, 
 
 
 def cumbe(dataset: str, variant: str = "cuMBE", status: str = "ok", *, instr: bool = False,
-          k: int | None = None, **kw) -> dict[str, Any]:
+          k: int | None = None, rounds: bool | None = None, **kw) -> dict[str, Any]:
     label = " ".join(["cuMBE", *([variant] if variant != "cuMBE" else []),
-                      *(["instr"] if instr else []), *([f"k={k}"] if k is not None else [])])
+                      *(["instr"] if instr else []), *([f"k={k}"] if k is not None else []),
+                      *(["rounds"] if rounds else [])])
     params = {"variant": variant, "k": 24 if k is None else k, "threads": 128, "blocks": 0,
-              "instrument": instr, "side": "auto", "device_memory_gib": None}
+              "instrument": instr, "side": "auto", "device_memory_gib": None,
+              **({"rounds": rounds} if rounds is not None else {})}
     return make_row(dataset, "cumbe", status, label=label, params=params, variant=variant,
                     timed=not instr, **kw)
 

@@ -1,4 +1,4 @@
-"""The maximality check in rounds (``check="rounds"``, :mod:`cumbe.kernel.maximality`) against
+"""The maximality check in rounds (``rounds``, :mod:`cumbe.kernel.maximality`) against
 the oracle, in numba's CUDA simulator (one block of two warps; a child process, as in
 test_cumbe_paths.py), on graphs that force each of its steps: neighbour lists longer than a
 warp (the running intersection in several chunks, one list a round before R' is taken out),
@@ -49,7 +49,7 @@ for name, side, extra in runs:
     kw = dict(extra)
     if kw.pop("pieces", 0):
         kw["prepared"] = split(engine.prepare_for(g, "cuMBE", side), 1.0, 3)
-    res = engine.run(g, threads=64, k=3, side=side, check="rounds", **kw)
+    res = engine.run(g, threads=64, k=3, side=side, rounds=True, **kw)
     want = count_and_fingerprint(g)
     out.append(dict(graph=name, side=side, extra=sorted(extra), want=[want[0], want[1]],
                     got=[res.count, res.fingerprint], tasks_run=res.stats["tasks_run"],

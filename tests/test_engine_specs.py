@@ -291,3 +291,17 @@ def test_a_new_engine_is_one_file_and_needs_no_other_edit(tmp_path, monkeypatch)
     assert "Throwaway w=2 mode=slow [s]" in speed.columns
     tables.write_all(loaded, ["g"], tmp_path / "tables")
     assert len(plots.write_all(loaded, ["g"], tmp_path / "plots")) == 8
+
+
+def test_the_check_in_rounds_is_cumbes_alone_in_the_grid():
+    """A rounds sweep adds runs of the cuMBE variant only: the ablations stay the paper's
+    algorithm (cumbe.spec's skip); without the sweep the grid is as before."""
+    from cumbe.spec import SPEC
+
+    grid = SPEC.grid({"variant": ["cuMBE", "noRS", "noES", "noWS"], "rounds": [False, True],
+                      "instrument": [False, True]}, "engines.cumbe", 4)
+    assert sorted((g["variant"], g["rounds"], g["instrument"]) for g in grid if g["rounds"]) == [
+        ("cuMBE", True, False), ("cuMBE", True, True)]
+    assert len(grid) == 4 * 2 + 2
+    plain = SPEC.grid({"variant": ["cuMBE", "noRS"], "instrument": False}, "engines.cumbe", 4)
+    assert [(g["variant"], g["rounds"]) for g in plain] == [("cuMBE", False), ("noRS", False)]

@@ -147,9 +147,14 @@ def test_plan_runs_caps_parmbe_at_cores_and_builds_variants():
     assert p4.threads == 4 and p4.params == {"processes": 4, "side": "smaller", "shard": "0/1"}
     assert p4.label == "ParMBE p=4" and p4.variant is None and p4.timed
     cumbe = [r for r in runs.values() if r.engine == "cumbe"]
-    assert len(cumbe) == 8
-    assert {(r.variant, r.params["instrument"]) for r in cumbe} == {
-        (v, i) for v in ("cuMBE", "noRS", "noES", "noWS") for i in (False, True)}
+    # the paper's four variants, and cuMBE with the check in rounds beside it (a column of
+    # its own; the ablations keep the paper's check)
+    assert len(cumbe) == 10
+    assert {(r.variant, r.params["instrument"], r.params["rounds"]) for r in cumbe} == {
+        (v, i, False) for v in ("cuMBE", "noRS", "noES", "noWS") for i in (False, True)} | {
+        ("cuMBE", False, True), ("cuMBE", True, True)}
+    assert {r.label for r in cumbe if r.params["rounds"]} == {"cuMBE rounds",
+                                                              "cuMBE instr rounds"}
     nows = next(r for r in cumbe if r.variant == "noWS" and not r.params["instrument"])
     assert nows.gpu == 1 and nows.threads == 1  # CUDA threads per block are not CPUs
     assert nows.params["threads"] == 128 and nows.label == "cuMBE noWS"
@@ -164,7 +169,8 @@ def test_plan_runs_caps_parmbe_at_cores_and_builds_variants():
 
 def test_a_sweep_is_a_config_list():
     cfg = load()
-    cfg["engines"]["cumbe"].update(variant="cuMBE", instrument=False, k=[2, 8, 24])
+    cfg["engines"]["cumbe"].update(variant="cuMBE", instrument=False, rounds=False,
+                                   k=[2, 8, 24])
     cfg["engines"]["parmbe"]["processes"] = [2]
     runs = plan.plan_runs(cfg, cores=2)
     cumbe = [r for r in runs.values() if r.engine == "cumbe"]

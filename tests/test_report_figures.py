@@ -182,3 +182,24 @@ def test_scaling_uses_a_log_axis_when_speedups_span_a_decade(tmp_path):
     rs[3]["algo_s"] = [5.0]
     info = scaling.plot(rs, ["A", "B"], tmp_path / "s.png", tmp_path / "s.pdf")
     assert (info["xscale"], info["yscale"]) == ("linear", "linear")
+
+
+def test_the_breakdown_sets_our_check_in_rounds_beside_cumbe(tmp_path):
+    """Rows of cuMBE with the check in rounds get a bar of their own next to cuMBE's,
+    ticked "+rounds"; cuMBE's bar stays the paper's check, whichever row comes first."""
+    stats = {"worker": "warp", "blocks": 1056, "warps_per_block": 4, "side": "left"}
+    half = {k: v / 2 for k, v in PHASES.items()}
+    rounds = [cumbe("Marvel", "cuMBE", rounds=True, algo_s=[0.03], graph=MARVEL,
+                    stats={**stats}),
+              cumbe("Marvel", "cuMBE", instr=True, rounds=True, algo_s=[0.03], graph=MARVEL,
+                    stats={**stats, "phases_s": half})]
+    info = breakdown.plot(rounds + marvel_rows(), ["Marvel"], tmp_path / "b.png",
+                          tmp_path / "b.pdf")
+    assert info["variants"] == ["cuMBE", "cuMBE rounds", "noWS"]
+    totals = info["totals_s"]["Marvel"]
+    assert totals["cuMBE"] == pytest.approx(sum(PHASES.values()))
+    assert totals["cuMBE rounds"] == pytest.approx(sum(PHASES.values()) / 2)
+    assert "ours added (cuMBE rounds)" in info["title"]
+    # without such rows the figure is the paper's
+    plain = breakdown.plot(marvel_rows(), ["Marvel"], tmp_path / "p.png", tmp_path / "p.pdf")
+    assert plain["variants"] == ["cuMBE", "noWS"] and "ours" not in plain["title"]

@@ -1,6 +1,6 @@
 """Two or more cuMBE builds on the same graphs, alternating, best of N (run on a GPU machine).
 
-    python benchmarks/gpu/ab.py --build paper= --build "rounds=--check rounds" \\
+    python benchmarks/gpu/ab.py --build paper= --build "rounds=--rounds" \\
         --repeats 3 --out ab.jsonl GRAPH.csr [GRAPH.csr ...]
 
 A build is a name and the options of ``python -m cumbe run`` that select it (``NAME=OPTIONS``;

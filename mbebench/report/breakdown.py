@@ -64,6 +64,15 @@ def n_workers(row: Mapping) -> int | None:
     return None
 
 
+def _bar_rows(rows, ds: str, bar: str) -> list[Mapping]:
+    """The instrumented rows of one bar: a variant with the technique's switch off, or the
+    reference with it on (``"<variant> <label>"``)."""
+    variant, _, tech = bar.partition(" ")
+    on = bool(tech)
+    return [r for r in sel.instrumented(rows, ds, variant)
+            if bool((r.get("params") or {}).get(paper.TECHNIQUE["param"], False)) == on]
+
+
 def _collect(rows, order, variants, result):
     data: dict[str, dict[str, dict[str, float]]] = {}
     first: dict[tuple[str, str], Mapping | None] = {}
@@ -71,7 +80,7 @@ def _collect(rows, order, variants, result):
     for ds in order:
         per_v = {}
         for v in variants:
-            good, first[ds, v] = sel.pick(sel.instrumented(rows, ds, v), phases)
+            good, first[ds, v] = sel.pick(_bar_rows(rows, ds, v), phases)
             got = phases(good)
             if got is None:
                 result["left_out"][f"{ds}/{v}"] = figure.why_missing(
@@ -171,7 +180,9 @@ def plot(rows: Sequence[Mapping], datasets: Sequence[str], out_png, out_pdf,
             result["per_worker_s"][ds] = sum(data[ds][REF].values()) / n
     absent = _absent_slots(ax, shown, variants, data, first, result)
     ticks = sorted([(x, v) for x, _, v in slots] + absent)
-    ax.set_xticks([x for x, _ in ticks], [v for _, v in ticks], fontsize=7, rotation=90)
+    # a bar with our technique on is ticked "+<label>" (short: the dataset's label is below)
+    ax.set_xticks([x for x, _ in ticks], ["+" + v.partition(" ")[2] if " " in v else v
+                                          for _, v in ticks], fontsize=7, rotation=90)
     ax.tick_params(axis="x", length=0, pad=2)
     labels = [group_label(ds, used[ds], sel.reference_timed(rows, ds)) for ds in shown]
     annotations = _annotate_groups(ax, labels, n_var)
@@ -184,17 +195,23 @@ def plot(rows: Sequence[Mapping], datasets: Sequence[str], out_png, out_pdf,
 
 
 def _variants(rows: Sequence[Mapping]) -> list[str]:
-    """The reference engine's untimed (instrumented) variants, the reference first."""
-    variants = list(dict.fromkeys(c.variant for c in sel.configs(rows)
-                                  if c.engine == sel.REF_ENGINE and not c.timed))
-    variants.sort(key=lambda v: v != REF)
+    """The bars: the reference engine's untimed (instrumented) variants, the reference
+    first, then the reference with our technique's switch on (``paper.TECHNIQUE``) when
+    such rows exist."""
+    tech = paper.TECHNIQUE
+    variants = list(dict.fromkeys(
+        c.variant if not c.params.get(tech["param"]) else f"{c.variant} {tech['label']}"
+        for c in sel.configs(rows) if c.engine == sel.REF_ENGINE and not c.timed))
+    variants.sort(key=lambda v: (v.partition(" ")[0] != REF, v != REF))
     return variants
 
 
 def _title(variants: Sequence[str], sim: bool) -> str:
+    removed = [v for v in variants[1:] if " " not in v]
+    added = [v for v in variants[1:] if " " in v]
     return (f"{paper.REFERENCE_LABEL} execution-time breakdown (clock64 per warp), each "
-            "optimisation removed in turn" + (f" ({', '.join(variants[1:])})"
-                                              if len(variants) > 1 else "")
+            "optimisation removed in turn" + (f" ({', '.join(removed)})" if removed else "")
+            + (f"\nand with ours added ({', '.join(added)})" if added else "")
             + (f"\n{figure.SIMULATOR_TEXT}" if sim else ""))
 
 
