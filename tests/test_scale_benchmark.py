@@ -108,3 +108,10 @@ def test_every_build_runs_once_untimed_before_the_graphs(tmp_path, monkeypatch):
                      ("crown-8.csr", "noRS", lim, ("--instrument",), 0)]
     assert got == {"cuMBE": "ok", "cuMBE, 8 blocks/SM": "ok", "cuMBE (instr)": "ok",
                    "noRS": "ok", "noRS, 8 blocks/SM": "ok", "noRS (instr)": "ok"}
+
+
+def test_cumbe_with_the_check_in_rounds_runs_after_cumbe():
+    got = list(scale.builds(["cuMBE", "noRS"], [0], instrument=False, rounds=True))
+    assert got == [("cuMBE", "cuMBE", [], 0), ("cuMBE rounds", "cuMBE", ["--rounds"], 0),
+                   ("noRS", "noRS", [], 0)]
+    assert list(scale.builds(["cuMBE"], [0], instrument=False)) == [("cuMBE", "cuMBE", [], 0)]

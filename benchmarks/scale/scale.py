@@ -5,7 +5,8 @@
         [--cumbe-orig resources/engines/cumbe_orig-2fff8005b2f7/src/bin_mbe] \\
         [--time-limit 120] [--graphs marvel-x12,planted-s]
 
-Makes the graphs (cached in --work), runs cuMBE's paper build (or the --variants given) on each
+Makes the graphs (cached in --work), runs cuMBE's paper build (or the --variants given), then
+cuMBE with the maximality check in rounds (``--rounds``; ``--no-rounds``: not), on each
 (``python -m cumbe run``, one process per run under --time-limit; the kernel is compiled before
 its run is timed: numba's cache, then ``kernel_s``), and GMBE (``-s 2 -f``) and the original
 cuMBE when their binaries are given (the pipeline's builds: ``python -m mbebench.published``;
@@ -162,22 +163,26 @@ WARM_UP_GRAPH = "crown-8"
 WARM_UP_LIMIT_S = 900.0
 
 
-def builds(variants: list[str], bounds: list[int], instrument: bool):
-    """(row label, variant, extra arguments, launch bound) of every cuMBE run of a graph."""
+def builds(variants: list[str], bounds: list[int], instrument: bool, rounds: bool = False):
+    """(row label, variant, extra arguments, launch bound) of every cuMBE run of a graph;
+    ``rounds``: cuMBE with the maximality check in rounds too (``--rounds``), after it."""
     for v in variants:
         for b in bounds:
             yield run_label(v, b), v, [], b
         if instrument:
             yield v + " (instr)", v, ["--instrument"], 0
+        if rounds and v == "cuMBE":
+            yield "cuMBE rounds", v, ["--rounds"], 0
 
 
-def warm_up(work: Path, variants: list[str], bounds: list[int], instrument: bool) -> dict:
+def warm_up(work: Path, variants: list[str], bounds: list[int], instrument: bool,
+            rounds: bool = False) -> dict:
     """One untimed run of every build on a tiny graph first: a fresh cache compiles the
     kernel and the host's numba functions in the first run (tens of seconds), which would
     otherwise count against the first graph's time limit."""
     csr = make(WARM_UP_GRAPH, Path("/nonexistent"), work)
     return {label: run_cumbe(csr, v, WARM_UP_LIMIT_S, extra, b)["status"]
-            for label, v, extra, b in builds(variants, bounds, instrument)}
+            for label, v, extra, b in builds(variants, bounds, instrument, rounds)}
 
 
 def run_published(name: str, binary: str, g: CSRGraph, limit: float) -> dict:
@@ -266,6 +271,9 @@ def main(argv=None) -> int:
     ap.add_argument("--time-limit", type=float, default=120.0, help="seconds per run")
     ap.add_argument("--instrument", action="store_true",
                     help="also run each variant's instrumented build (per-phase clocks)")
+    ap.add_argument("--no-rounds", action="store_true",
+                    help="leave out cuMBE with the maximality check in rounds (--rounds), "
+                         "which runs after cuMBE by default")
     a = ap.parse_args(argv)
     try:
         bounds = [int(b) for b in a.blocks_per_sm.split(",")]
@@ -274,14 +282,16 @@ def main(argv=None) -> int:
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     res = {"context": context(), "time_limit": a.time_limit, "graphs": {},
-           "warm_up": warm_up(Path(a.work), a.variants.split(","), bounds, a.instrument)}
+           "warm_up": warm_up(Path(a.work), a.variants.split(","), bounds, a.instrument,
+                              not a.no_rounds)}
     for name in a.graphs.split(","):
         t = time.time()
         csr = make(name, Path(a.archives), Path(a.work))
         g = read_csr(csr)
         gr = {"edges": int(g.n_edges), "make_s": round(time.time() - t, 1), "runs": {}}
         res["graphs"][name] = gr
-        for label, v, extra, b in builds(a.variants.split(","), bounds, a.instrument):
+        for label, v, extra, b in builds(a.variants.split(","), bounds, a.instrument,
+                                         not a.no_rounds):
             gr["runs"][label] = run_cumbe(csr, v, a.time_limit, extra, b)
             print(name, label, json.dumps(gr["runs"][label])[:300], flush=True)
         counts = {r["count"] for r in gr["runs"].values() if r["status"] == "ok"}
