@@ -51,20 +51,22 @@ def test_the_device_config_plans_every_engine_once_per_dataset_within_the_budget
     runs = plan.plan_runs(cfg, cores=16)
     assert sorted(runs) == sorted([
         "imbea", "parmbe-p1", "parmbe-p16",
-        *[f"cumbe-{v}{s}" for v in ("cuMBE", "noRS", "noES", "noWS") for s in ("", "-instr")]])
+        *[f"cumbe-{v}{s}" for v in ("cuMBE", "noRS", "noES", "noWS") for s in ("", "-instr")],
+        "cumbe-cuMBE-rounds", "cumbe-cuMBE-instr-rounds"])
     assert all(r.repeats == 3 and r.timeout_s == 120 for r in runs.values() if r.timed)
     datasets = plan.selected_datasets(cfg)
     assert len(datasets) == 13  # the 5 the mirror lacks become 'unavailable' rows
-    assert len(plan.planned_rows(datasets, runs)) == 13 * 11
+    assert len(plan.planned_rows(datasets, runs)) == 13 * 13
 
 
 def test_the_warmed_kernel_builds_are_the_planned_ones():
     runs = plan.plan_runs(_config(), cores=16)
-    planned = {f"{r.params['variant']}{'-instr' if r.params['instrument'] else ''}:"
-               f"{r.params['threads']}" for r in runs.values() if r.engine == "cumbe"}
+    planned = {f"{r.params['variant']}{'-instr' if r.params['instrument'] else ''}"
+               f"{'-rounds' if r.params['rounds'] else ''}:{r.params['threads']}"
+               for r in runs.values() if r.engine == "cumbe"}
     script = (HERE / "run.sh").read_text()
     warm = script.split("benchmarks/gpu/warm.py --jobs", 1)[1].split(">", 1)[0]
-    assert set(re.findall(r"\b\w+(?:-instr)?:\d+", warm)) == planned
+    assert set(re.findall(r"\b\w+(?:-instr)?(?:-rounds)?:\d+", warm)) == planned
 
 
 def test_the_script_runs_where_the_user_says():

@@ -27,11 +27,12 @@ export PYTHONPATH=$REPO${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
 SMK=(python -m snakemake --directory "$WORK" --cores all --rerun-incomplete
      --configfile "${CONFIGS[@]}")
 
-# 1. downloads and conversions while the 8 cuMBE kernel builds the plan runs compile into
+# 1. downloads and conversions while the 10 cuMBE kernel builds the plan runs compile into
 #    numba's disk cache side by side (about 30 s of one core each): no timed run compiles
 if nvidia-smi -L > /dev/null 2>&1; then
-  python benchmarks/gpu/warm.py --jobs 8 cuMBE:128 noRS:128 noES:128 noWS:128 \
-    cuMBE-instr:128 noRS-instr:128 noES-instr:128 noWS-instr:128 > "$WORK/warm.jsonl" 2>&1 &
+  python benchmarks/gpu/warm.py --jobs 10 cuMBE:128 noRS:128 noES:128 noWS:128 \
+    cuMBE-instr:128 noRS-instr:128 noES-instr:128 noWS-instr:128 cuMBE-rounds:128 \
+    cuMBE-instr-rounds:128 > "$WORK/warm.jsonl" 2>&1 &
   WARM=$!
 fi
 "${SMK[@]}" --until convert
