@@ -134,8 +134,9 @@ SPEC = EngineSpec(
                   "running intersection once at most 32 other vertices are left, then "
                   "several lists a round (a warp lane a vertex and list). Same counts; on an "
                   "H200 0.61x the paper's time on edit-nawiki tiled 8x, 1.1-1.6x on the "
-                  "other graphs measured (docs/gpu.md). The cuMBE variant only: the "
-                  "ablations keep the paper's check."),
+                  "other graphs measured (docs/gpu.md). The pipeline runs it with the "
+                  "cuMBE variant only (the ablations keep the paper's check); noRS has no "
+                  "reverse scan to run in rounds and refuses it."),
         side_param("auto"),
         Param("device_memory_gib", float, None, minimum=0.01, nullable=True,
               doc="Cap on the device memory the run may use, in GiB (e.g. 24 for an RTX "
@@ -251,6 +252,9 @@ def run_options(variant: str = "cuMBE", k: int = 24, blocks: int = 0, threads: i
     if not 0.0 <= float(idle_fraction) < 1.0:
         raise ValueError("idle_fraction must be in [0, 1)")
     sharding.parse(shard)  # a bad shard fails before the preparation
+    if rounds and not ABLATIONS[variant][0]:
+        raise ValueError(f"rounds is a way to run the reverse scan: variant {variant} has none "
+                         "(it scans its explicit Q); leave rounds off")
     threads = _limits("threads", threads)
     blocks_per_sm = _limits("blocks_per_sm", blocks_per_sm)
     if blocks_per_sm * threads > MAX_THREADS_PER_SM:

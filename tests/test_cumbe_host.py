@@ -458,6 +458,21 @@ def test_a_run_launches_the_build_of_its_launch_bound():
         **plain, "blocks_per_sm": 8}
 
 
+def test_the_check_in_rounds_is_a_build_of_its_own_and_needs_the_reverse_scan():
+    from cumbe import engine, single_device
+    from cumbe.spec import run_options
+
+    prep = engine.prepare_for(from_edges([0, 0, 1, 1, 2, 2], [0, 1, 1, 2, 0, 2], 3, 3))
+    plain = single_device.build_switches(run_options(), prep, False)
+    assert "rounds" not in plain  # the default build's cubin cache key as before
+    assert single_device.build_switches(run_options(rounds=True), prep, False) == {
+        **plain, "rounds": True}
+    assert single_device.build_switches(run_options(variant="noES", rounds=True), prep,
+                                        False)["rounds"] is True
+    with pytest.raises(ValueError, match="rounds .* variant noRS"):
+        run_options(variant="noRS", rounds=True)
+
+
 def test_builds_under_a_switch_have_disk_cache_keys_of_their_own():
     """numba's disk cache keys on neither jit options nor the environment: a lineinfo build
     must not be served the plain build compiled before it (it was, on the device: no source
