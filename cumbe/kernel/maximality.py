@@ -91,6 +91,19 @@ def make_maximality(cfg, grp):
                 st(base_at(A, R), s, u)
 
     @dev
+    def move_down(W, gl, oCB, n2, keep, u):
+        """One chunk of 32 vertices of the running intersection compacted in place: the
+        lanes that ``keep`` their vertex ``u`` store it at ``oCB + n2`` on, in lane order,
+        once every lane of the chunk has read its own (survivors only move down); returns
+        ``n2`` plus their number.  numba's ballot is a signed 32-bit word: masked, lane
+        31's vote is one bit, not the sign."""
+        bits = I64(ballot(keep)) & MASK32
+        gsync()
+        if keep:
+            st(W, I32(oCB + n2 + cuda.popc(bits & ((I64(1) << gl) - 1))), u)
+        return I32(n2 + cuda.popc(bits))
+
+    @dev
     def one_list(A, NV, offV, adjV, W, gl, o, e, oCB, m):
         """The running intersection (``m`` vertices at ``oCB``) against list ``e`` of L',
         each lane striding over the vertices; the survivors move down in place, in order.
@@ -107,11 +120,7 @@ def make_maximality(cfg, grp):
             if t < m:
                 u = ld(W, I32(oCB + t))
                 keep = bsearch(adjV, lo, hi, u)
-            bits = I64(ballot(keep)) & MASK32
-            gsync()  # this chunk is read before survivors move down into it
-            if keep:
-                st(W, I32(oCB + n2 + cuda.popc(bits & ((I64(1) << gl) - 1))), u)
-            n2 = I32(n2 + cuda.popc(bits))
+            n2 = move_down(W, gl, oCB, n2, keep, u)
             t0 = I32(t0 + WARP)
         gsync()
         return n2
@@ -147,12 +156,7 @@ def make_maximality(cfg, grp):
             u = I32(-1)
             if t < m:
                 u = ld(W, I32(oCB + t))
-            keep = u >= 0
-            bits = I64(ballot(keep)) & MASK32
-            gsync()
-            if keep:
-                st(W, I32(oCB + n2 + cuda.popc(bits & ((I64(1) << gl) - 1))), u)
-            n2 = I32(n2 + cuda.popc(bits))
+            n2 = move_down(W, gl, oCB, n2, u >= 0, u)
             t0 = I32(t0 + WARP)
         gsync()
         return n2
