@@ -4,7 +4,7 @@
         --repeats 3 --out ab.jsonl GRAPH.csr [GRAPH.csr ...]
 
 A build is a name and the options of ``python -m cumbe run`` that select it (``NAME=OPTIONS``;
-empty: the default build); ``--env NAME=VAR=VALUE`` also sets an environment variable for that
+empty: the default build, the cuMBE variant); ``--env NAME=VAR=VALUE`` also sets an environment variable for that
 build's runs (a build switch such as ``CUMBE_MIN_BLOCKS``; or a checkout's ``PYTHONPATH``).
 Every build is compiled first (one untimed run on the first graph), then for
 each graph the builds run one after another, ``--repeats`` times round, so that a drift of the
@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "benchmarks" / "scale"))
+
+import scale  # noqa: E402  (its run of cumbe: timeouts, errors, the result's fields)
 
 
 def parse_build(text: str) -> tuple[str, list[str]]:
@@ -33,16 +33,8 @@ def parse_build(text: str) -> tuple[str, list[str]]:
 
 
 def run(csr: Path, env: dict, extra: list[str], limit: float) -> dict:
-    with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "r.json"
-        p = subprocess.run([sys.executable, "-m", "cumbe", "run", str(csr), "--json", str(out),
-                            *extra], cwd=REPO, env={**os.environ, **env}, capture_output=True,
-                           text=True, timeout=limit)
-        if p.returncode or not out.exists():
-            return {"status": "error", "error": (p.stderr or p.stdout)[-400:]}
-        r = json.loads(out.read_text())
-    return {"status": "ok", "count": int(r["count"]), "fingerprint": r["fingerprint"],
-            "kernel_s": r["stats"]["kernel_s"]}
+    # the options of a build come last: a --variant among them wins over the default
+    return scale.run_cumbe(csr, "cuMBE", limit, extra, env=env)
 
 
 def main(argv=None) -> int:
@@ -83,7 +75,8 @@ def main(argv=None) -> int:
                        "kernel_s": min((r["kernel_s"] for r in ok), default=None),
                        "count": last[name].get("count"),
                        "fingerprint": last[name].get("fingerprint"), "agree": agree,
-                       **({"error": rs[-1]["error"]} if rs[-1]["status"] != "ok" else {})}
+                       **({"error": rs[-1].get("error", rs[-1]["status"])}
+                          if rs[-1]["status"] != "ok" else {})}
                 rows.append(row)
                 fh.write(json.dumps(row) + "\n")
                 fh.flush()
