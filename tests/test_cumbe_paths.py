@@ -12,14 +12,9 @@ a broken path fails the module within its own runs, not after every path (issue 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
-
-REPO = Path(__file__).resolve().parents[1]
+from simulated import run_simulated
 
 # Two graphs whose largest tasks do not fit a tight warp arena: a hub with a dense 2-hop
 # neighbourhood, and a small random dense graph (deep trees, many published pieces).
@@ -125,10 +120,7 @@ print(json.dumps(out))
 
 @pytest.fixture(scope="module")
 def runs():
-    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1",
-               PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    p = subprocess.run([sys.executable, "-c", CHILD], cwd=REPO, env=env, capture_output=True,
-                       text=True, timeout=2400)
+    p = run_simulated(CHILD, 2400)
     wrong = [ln for ln in p.stderr.splitlines() if ln.startswith("WRONG PATH ")]
     assert not wrong, wrong[0]
     assert p.returncode == 0, p.stderr[-3000:]

@@ -9,15 +9,10 @@ victim) and tasks in pieces.  tools/mutations.toml lists the breaks these runs c
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
-
-REPO = Path(__file__).resolve().parents[1]
+from simulated import run_simulated
 
 CHILD = r"""
 import json
@@ -60,10 +55,7 @@ print(json.dumps(out))
 
 @pytest.fixture(scope="module")
 def runs():
-    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1",
-               PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    p = subprocess.run([sys.executable, "-c", CHILD], cwd=REPO, env=env, capture_output=True,
-                       text=True, timeout=1800)
+    p = run_simulated(CHILD, 1800)
     assert p.returncode == 0, p.stderr[-3000:]
     return json.loads(p.stdout.strip().splitlines()[-1])
 
@@ -104,10 +96,7 @@ def test_the_simulators_ballot_is_signed_as_numbas():
     """numba types ballot_sync as int32, so lane 31's vote is the sign bit on the device: the
     simulator's stand-in must give the same word to every lane (a kernel that widened it
     without masking counted 236 bicliques for 212, on a GPU only, until it did)."""
-    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1",
-               PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    p = subprocess.run([sys.executable, "-c", BALLOT], cwd=REPO, env=env, capture_output=True,
-                       text=True, timeout=300)
+    p = run_simulated(BALLOT, 300)
     assert p.returncode == 0, p.stderr[-2000:]
     assert json.loads(p.stdout.strip().splitlines()[-1]) == [
         int(np.uint32(0x80000001).view(np.int32))]

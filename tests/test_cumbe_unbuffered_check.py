@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from simulated import run_simulated
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -51,11 +52,7 @@ for gi, (nl, nr, p) in enumerate(((7, 8, 0.6), (8, 7, 0.5), (6, 9, 0.7))):
 
 @pytest.mark.cudasim
 def test_the_unbuffered_maximality_check_matches_the_oracle():
-    env = {k: v for k, v in os.environ.items() if not k.startswith("NUMBA_")}
-    env.update(NUMBA_ENABLE_CUDASIM="1", MBEBENCH_TEST_CB_CAP="0",
-               PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    p = subprocess.run([sys.executable, "-c", CHILD], cwd=REPO, env=env, capture_output=True,
-                       text=True, timeout=600)
+    p = run_simulated(CHILD, 600, clean_numba=True, MBEBENCH_TEST_CB_CAP="0")
     runs = [json.loads(ln) for ln in p.stdout.splitlines() if ln.startswith("{")]
     assert p.returncode == 0, (runs[-1:], p.stderr[-3000:])
     assert len(runs) == 9 and all(r["got"] == r["want"] for r in runs), runs

@@ -6,12 +6,7 @@ simulator is switched on before numba.cuda is imported."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
-REPO = Path(__file__).resolve().parents[1]
+from simulated import run_simulated
 
 CHILD = r"""
 import numpy as np
@@ -65,9 +60,6 @@ print("done", flush=True)
 
 
 def test_the_barrier_keeps_the_simulators_semantics():
-    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1",
-               PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    p = subprocess.run([sys.executable, "-c", CHILD], cwd=REPO, env=env, capture_output=True,
-                       text=True, timeout=600)  # a hang guard: a wrong barrier never opens
+    p = run_simulated(CHILD, 600)  # a hang guard: a wrong barrier never opens
     assert p.returncode == 0, p.stderr[-3000:]
     assert p.stdout.split() == ["raised", "done"], p.stdout + p.stderr[-3000:]
