@@ -1,13 +1,15 @@
 """Fingerprints of cuMBE's machine code, without a GPU: did a refactor change what runs?
 
-    python tools/kernel_text.py cuMBE noRS noES noWS cuMBE-instr cuMBE-pieces cuMBE-compact
+    python tools/kernel_text.py cuMBE noRS noES noWS cuMBE-instr cuMBE-pieces cuMBE-compact \
+        cuMBE-rounds
 
-Per build (variant[-instr][-pieces][-compact], 128 threads, sm_90): the kernel compiled to PTX
+Per build (variant[-instr][-pieces][-compact][-rounds], 128 threads, sm_90): the kernel compiled to PTX
 here (numba's CUDA target with the current device faked as compute capability 9.0, the CUDA
 toolkit's libnvvm under ``CUDA_HOME``, default /usr/local/cuda-13.0, and ``nvidia-cuda-nvrtc``),
 assembled with ``ptxas``, and a hash of the bytes of the cubin's ``.text`` sections (not their
 names: numba's mangled names carry a hash of the closure, which a rename changes without
-changing the code).
+changing the code), then what ptxas reports of it: registers, stack frame and spills (a build
+whose hot loops spill runs slower than its operation count says).
 Equal fingerprints in two trees (run it in each) mean the same machine code, so the same speed: a
 refactor of the kernel needs no device timing then.  About 20-30 s a build on one core.
 """
@@ -17,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import re
 import struct
 import subprocess
 import sys
@@ -46,6 +49,16 @@ def text_fingerprint(cubin: bytes) -> str:
     return f"{digest} ({len(parts)} sections, {total} bytes)"
 
 
+def resources(ptxas_log: str) -> str:
+    """ptxas -v's figures for the kernel: its stack frame, spill stores and loads, registers."""
+    figures = re.findall(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes "
+                         r"spill loads|Used (\d+) registers", ptxas_log)
+    frame = next((f[:3] for f in figures if f[0]), ("?", "?", "?"))
+    regs = next((f[3] for f in figures if f[3]), "?")
+    return (f"stack {frame[0]} B, spill stores {frame[1]} B, spill loads {frame[2]} B, "
+            f"{regs} registers")
+
+
 def main(argv: list[str]) -> int:
     import numba.cuda.dispatcher as nd
     from numba import cuda, types
@@ -68,17 +81,21 @@ def main(argv: list[str]) -> int:
         rs, es, ws = ABLATIONS[variant]
         t = time.time()
         kern = kernel.build(rs=rs, es=es, ws=ws, instr="instr" in flags, threads=128,
-                       pieces="pieces" in flags, compact="compact" in flags, cache=False)
+                       pieces="pieces" in flags, compact="compact" in flags, cache=False,
+                       **({"rounds": True} if "rounds" in flags else {}))
         with (indexing.non_negative() if kernel.non_negative_indexing()
               else contextlib.nullcontext()):  # as kernel.build's own compile does
-            ptx, _ = cuda.compile_ptx(kern.py_func, sig, cc=(9, 0))
+            # with the engine's launch bound, which sets the registers a thread
+            ptx, _ = cuda.compile_ptx(kern.py_func, sig, cc=(9, 0),
+                                      launch_bounds=(128, kernel.blocks_per_sm(128)))
         with tempfile.TemporaryDirectory() as d:
             with open(f"{d}/k.ptx", "w") as f:
                 f.write(ptx)
-            subprocess.run([ptxas, "-arch=sm_90", "-c", f"{d}/k.ptx", "-o", f"{d}/k.cubin"],
-                           check=True)
+            out = subprocess.run([ptxas, "-v", "-arch=sm_90", "-c", f"{d}/k.ptx", "-o",
+                                  f"{d}/k.cubin"], check=True, capture_output=True, text=True)
             with open(f"{d}/k.cubin", "rb") as f:
                 print(spec, text_fingerprint(f.read()), f"{time.time() - t:.0f} s", flush=True)
+            print("   ", resources(out.stderr), flush=True)
     return 0
 
 

@@ -28,7 +28,8 @@ _lyc = _lay.compile_with(cuda.jit(device=True), compact=True)
 
 def make_fetch(cfg, grp, lists, maximality):
     """Subtree fetching for the switches ``cfg`` and the worker kind ``grp``."""
-    dev, RS, G, gsync, COMPACT, RX = cfg.dev, cfg.rs, grp.size, grp.sync, cfg.compact, cfg.rounds
+    dev, RS, G, gsync, COMPACT = cfg.dev, cfg.rs, grp.size, grp.sync, cfg.compact
+    RX = maximality.rounds  # this worker keeps R''s ids (a warp's, in the rounds build)
     rx_put = maximality.rx_put
     elem_u, elem_v, slot_fields = lists.elem_u, lists.elem_v, lists.slot_fields
     ly = _lyc if COMPACT else _ly

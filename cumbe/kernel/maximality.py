@@ -23,12 +23,13 @@ from cumbe.layout import F_QE, K_CB, K_DL, K_LST, K_Q, K_SL, K_SO
 def make_maximality(cfg, grp):
     """The maximality checks for the switches ``cfg`` and the worker kind ``grp``."""
     dev, G, gsync = cfg.dev, grp.size, grp.sync
-    # RX: R''s global ids are kept (rx_slot), and a warp's check leaves them out of its
-    # running intersection, testing several lists a round (check_rounds)
+    # ROUNDS: R''s global ids are kept (rx_slot), and the check leaves them out of its
+    # running intersection, testing several lists a round (check_rounds).  A warp's only:
+    # the rounds vote by ballot; block-wide workers keep the paper's check and, since blocks
+    # steal only from blocks, no stack (its stores would only grow their code)
     # (the rounds compact in place, so R''s stack takes the buffer's second half: nothing
-    # else of a warp's uses it under RX; block-wide workers keep the paper's check)
-    RX = cfg.rounds
-    ROUNDS = RX and G == WARP
+    # else of a warp's uses it under ROUNDS)
+    ROUNDS = cfg.rounds and G == WARP
 
     @dev
     def bsearch(adj, lo, hi, key):
@@ -85,7 +86,7 @@ def make_maximality(cfg, grp):
     @dev
     def rx_put(A, sh, g, R, i, u):
         """R''s i-th member is vertex u (nothing past the stack)."""
-        if RX:
+        if ROUNDS:
             s = rx_slot(sh, g, i)
             if s >= 0:
                 st(base_at(A, R), s, u)
@@ -168,8 +169,8 @@ def make_maximality(cfg, grp):
         other vertices are left in it (their number is known: R' lies in every list of L',
         so it is the intersection's size less |R'|); until then one list a round, as the
         paper's check.  Then L' is maximal once none is left, and while m are, lane (t, j)
-        looks for vertex t in the round's j-th list, 32 // m lists a round; a vertex is
-        struck out once one lane misses it (one ballot)."""
+        looks for vertex t in the round's j-th list, 32 // 2**ceil(log2 m) lists a round; a
+        vertex is struck out once one lane misses it (one ballot)."""
         t = I32(gl)
         while t < dmin:
             st(W, I32(oCB + t), adjV[lo0 + t])
@@ -194,12 +195,15 @@ def make_maximality(cfg, grp):
             if p0 >= nl:
                 break
             if out and m <= WARP:
-                k = I32(WARP // m)
-                j = I32(gl // m)
-                t = I32(gl - j * m)
+                # lists in power-of-two strides of lanes (2**lg >= m): shifts and masks, not
+                # a 64-bit division (a subroutine call on the GPU, and its spills)
+                lg = I32(32 - cuda.clz(I32(m - 1)))  # ceil(log2 m): 0 for m = 1
+                k = I32(WARP >> lg)
+                j = I32(gl >> lg)
+                t = I32(gl & ((I32(1) << lg) - 1))
                 p = I32(p0 + j)
                 miss = False
-                if j < k and p < nl:
+                if t < m and p < nl:
                     e = p
                     if p >= estar:
                         e = I32(p + 1)
@@ -212,7 +216,7 @@ def make_maximality(cfg, grp):
                 dead = I64(0)
                 jj = I32(0)
                 while jj < k:
-                    dead |= bits >> (jj * m)
+                    dead |= bits >> (jj << lg)
                     jj = I32(jj + 1)
                 live = ~dead & ((I64(1) << m) - 1)
                 gsync()  # every lane has read the vertices before they move
@@ -273,11 +277,11 @@ def make_maximality(cfg, grp):
         estar = sh[g, S_C1] - 1
         ys = ld(NV, A[o + estar])
         lo0 = offV[ys]
-        if ROUNDS and dmin <= half:
-            check_rounds(A, NV, offV, adjV, W, sh, g, gl, o, kl, target, oCB, half, estar,
-                         lo0, dmin, err)
-            return
         if dmin <= half:
+            if ROUNDS:  # (the paper's list after list is then not compiled in)
+                check_rounds(A, NV, offV, adjV, W, sh, g, gl, o, kl, target, oCB, half, estar,
+                             lo0, dmin, err)
+                return
             t = I32(gl)
             while t < dmin:
                 st(W, I32(oCB + t), adjV[lo0 + t])
@@ -361,4 +365,4 @@ def make_maximality(cfg, grp):
             err[0] = ERR_QCAP
 
     return SimpleNamespace(check_maximality=check_maximality, check_q=check_q, q_append=q_append,
-                           rx_put=rx_put, rx_slot=rx_slot)
+                           rx_put=rx_put, rx_slot=rx_slot, rounds=ROUNDS)

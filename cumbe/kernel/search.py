@@ -28,7 +28,7 @@ from cumbe.layout import K_DL, K_KEY, K_LST, K_LV, K_PARR, K_Q, K_SG, K_SL, K_SO
 def make_search(cfg, grp, lists, stealing, maximality):
     """The search for the switches ``cfg`` and the worker kind ``grp``."""
     dev, RS, ES, INSTR, PIECES = cfg.dev, cfg.rs, cfg.es, cfg.instr, cfg.pieces
-    ROUNDS = cfg.rounds
+    ROUNDS = maximality.rounds  # this worker keeps R''s ids (a warp's, in the rounds build)
     G, gsync = grp.size, grp.sync
     # the steps it calls, as closure variables (numba compiles them in)
     elem_u, level_key, order_key, partition_list, compact, stamp, stamp_lprime = (

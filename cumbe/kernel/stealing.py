@@ -27,7 +27,8 @@ from cumbe.layout import K_DL, K_LV, K_PARR, K_Q, NF
 
 def make_stealing(cfg, grp, lists, fetch, maximality):
     """Publishing and stealing for the switches ``cfg`` and the worker kind ``grp``."""
-    dev, RS, PIECES, G, gsync, RX = cfg.dev, cfg.rs, cfg.pieces, grp.size, grp.sync, cfg.rounds
+    dev, RS, PIECES, G, gsync = cfg.dev, cfg.rs, cfg.pieces, grp.size, grp.sync
+    RX = maximality.rounds  # this worker keeps R''s ids (a warp's, in the rounds build)
     # the steps it calls, as closure variables (numba compiles them in)
     elem_u, level_key, order_key, stamp, stamp_lprime = (
         lists.elem_u, lists.level_key, lists.order_key, lists.stamp, lists.stamp_lprime)
