@@ -4,8 +4,11 @@
         --repeats 3 --out ab.jsonl GRAPH.csr [GRAPH.csr ...]
 
 A build is a name and the options of ``python -m cumbe run`` that select it (``NAME=OPTIONS``;
-empty: the default build, the cuMBE variant); ``--env NAME=VAR=VALUE`` also sets an environment variable for that
-build's runs (a build switch such as ``CUMBE_MIN_BLOCKS``; or a checkout's ``PYTHONPATH``).
+empty: the default build, the cuMBE variant); ``--env NAME=VAR=VALUE`` also sets an environment
+variable for that build's runs (a build switch such as ``CUMBE_MIN_BLOCKS``); ``--tree NAME=PATH``
+runs that build from another checkout (``python -m cumbe`` there: an earlier commit's build, for
+a before and after in one call; a ``PYTHONPATH`` would not do, ``-m`` puts the working
+directory first).
 Every build is compiled first (one untimed run on the first graph), then for
 each graph the builds run one after another, ``--repeats`` times round, so that a drift of the
 machine falls on every build alike.  Each run is ``python -m cumbe run GRAPH --json``; a row a
@@ -32,9 +35,9 @@ def parse_build(text: str) -> tuple[str, list[str]]:
     return name, options.split()
 
 
-def run(csr: Path, env: dict, extra: list[str], limit: float) -> dict:
+def run(csr: Path, env: dict, extra: list[str], limit: float, tree: Path | None = None) -> dict:
     # the options of a build come last: a --variant among them wins over the default
-    return scale.run_cumbe(csr, "cuMBE", limit, extra, env=env)
+    return scale.run_cumbe(csr, "cuMBE", limit, extra, env=env, tree=tree)
 
 
 def main(argv=None) -> int:
@@ -42,6 +45,7 @@ def main(argv=None) -> int:
     ap.add_argument("graphs", nargs="+", type=Path)
     ap.add_argument("--build", action="append", required=True, help="NAME=OPTIONS")
     ap.add_argument("--env", action="append", default=[], help="NAME=VAR=VALUE")
+    ap.add_argument("--tree", action="append", default=[], help="NAME=PATH (another checkout)")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--limit", type=float, default=300.0, help="seconds a run may take")
     ap.add_argument("--out", type=Path, required=True)
@@ -53,10 +57,11 @@ def main(argv=None) -> int:
         name, _, pair = e.partition("=")
         var, _, value = pair.partition("=")
         envs.setdefault(name, {})[var] = value
+    trees = {name: Path(path) for name, _, path in (t.partition("=") for t in a.tree)}
     builds = [(name, envs.get(name, {}), [*a.run_args.split(), *options])
               for name, options in map(parse_build, a.build)]
     for name, env, extra in builds:
-        r = run(a.graphs[0], env, extra, 900.0)
+        r = run(a.graphs[0], env, extra, 900.0, trees.get(name))
         print(f"# warm {name}: {r['status']}", file=sys.stderr)
     rows = []
     with a.out.open("a") as fh:
@@ -64,7 +69,7 @@ def main(argv=None) -> int:
             runs = {name: [] for name, _, _ in builds}
             for _ in range(a.repeats):
                 for name, env, extra in builds:
-                    runs[name].append(run(g, env, extra, a.limit))
+                    runs[name].append(run(g, env, extra, a.limit, trees.get(name)))
             last = {n: r[-1] for n, r in runs.items()}
             seen = {(r.get("count"), r.get("fingerprint")) for r in last.values()}
             agree = len(seen) == 1 and all(r["status"] == "ok" for r in last.values())

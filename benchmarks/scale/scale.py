@@ -134,10 +134,10 @@ def run_label(variant: str, blocks_per_sm: int) -> str:
 
 
 def run_cumbe(csr: Path, variant: str, limit: float, extra: list[str],
-              blocks_per_sm: int = 0, env: dict | None = None) -> dict:
+              blocks_per_sm: int = 0, env: dict | None = None, tree: Path | None = None) -> dict:
     """One ``python -m cumbe run`` of ``csr`` under ``limit`` seconds (``env``: variables
-    set for it on top of this process's): its count, fingerprint and kernel time, or what
-    went wrong."""
+    set for it on top of this process's; ``tree``: the checkout whose cumbe runs, default
+    this one): its count, fingerprint and kernel time, or what went wrong."""
     out = csr.with_suffix(f".{variant}" + (f".b{blocks_per_sm}" if blocks_per_sm else "")
                           + ".json")
     out.unlink(missing_ok=True)
@@ -145,7 +145,7 @@ def run_cumbe(csr: Path, variant: str, limit: float, extra: list[str],
     t = time.time()
     try:
         p = subprocess.run([sys.executable, "-m", "cumbe", "run", str(csr), "--variant", variant,
-                            "--json", str(out), *bound, *extra], cwd=REPO, capture_output=True,
+                            "--json", str(out), *bound, *extra], cwd=tree or REPO, capture_output=True,
                            text=True, timeout=limit, env={**os.environ, **(env or {})})
     except subprocess.TimeoutExpired as e:
         # what it had found by then, from its progress lines (every 10 s by default)
