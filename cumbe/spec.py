@@ -133,8 +133,9 @@ SPEC = EngineSpec(
                   "of L' a round until the intersection is down to R'): R' taken out of the "
                   "running intersection once at most 32 other vertices are left, then "
                   "several lists a round (a warp lane a vertex and list). Same counts; on an "
-                  "H200 0.61x the paper's time on edit-nawiki tiled 8x, 1.1-1.6x on the "
-                  "other graphs measured (docs/gpu.md). The pipeline runs it with the "
+                  "H200 0.48x the paper's time on edit-nawiki tiled 8x, 0.64-0.87x on "
+                  "other large graphs and crowns, within 4.3 % either way on the small "
+                  "ones measured (docs/gpu.md). The pipeline runs it with the "
                   "cuMBE variant only (the ablations keep the paper's check); noRS has no "
                   "reverse scan to run in rounds and refuses it."),
         side_param("auto"),
