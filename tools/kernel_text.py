@@ -40,13 +40,20 @@ def text_fingerprint(cubin: bytes) -> str:
     names_at = secs[shstrndx][4]
     parts = []
     total = 0
+    helpers = []
     for name, _type, _flags, _addr, off, size in secs:
         n = cubin[names_at + name: cubin.index(b"\0", names_at + name)]
         if n.startswith(b".text"):
             parts.append(hashlib.sha256(cubin[off: off + size]).hexdigest())
             total += size
+            if n.startswith(b".text.__cuda_"):
+                helpers.append(n[len(b".text."):].decode())
     digest = hashlib.sha256("".join(sorted(parts)).encode()).hexdigest()[:16]
-    return f"{digest} ({len(parts)} sections, {total} bytes)"
+    # the toolkit's subroutines (64-bit division and remainder by a variable): a call in a
+    # hot loop costs its register save everywhere (docs/gpu-performance.md, "The check in
+    # rounds without a division")
+    calls = f", calls {' '.join(sorted(helpers))}" if helpers else ""
+    return f"{digest} ({len(parts)} sections, {total} bytes{calls})"
 
 
 def resources(ptxas_log: str) -> str:
