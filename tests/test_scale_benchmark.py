@@ -115,3 +115,36 @@ def test_cumbe_with_the_check_in_rounds_runs_after_cumbe():
     assert got == [("cuMBE", "cuMBE", [], 0), ("cuMBE rounds", "cuMBE", ["--rounds"], 0),
                    ("noRS", "noRS", [], 0)]
     assert list(scale.builds(["cuMBE"], [0], instrument=False)) == [("cuMBE", "cuMBE", [], 0)]
+
+
+def _core_bound():
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "scale" / "core_bound.py"
+    spec = importlib.util.spec_from_file_location("core_bound", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_the_hub_core_bound_counts_a_crown_inside_a_larger_graph():
+    # a crown S_6 on the six highest-degree vertices of each side, each of them also joined to
+    # leaves of its own: the core is the crown (2**6 - 2 maximal bicliques), and the whole
+    # graph holds at least that many
+    from baselines import imbea
+    from mbebench.csr import from_edges
+
+    cb = _core_bound()
+    left, right = [], []
+    for i in range(6):
+        for j in range(6):
+            if i != j:
+                left.append(i), right.append(j)
+        for t in range(3):  # a hub's leaves on the other side
+            left.append(i), right.append(6 + 3 * i + t)
+            left.append(6 + 3 * i + t), right.append(i)
+    g = from_edges(np.array(left), np.array(right), n_left=24, n_right=24)
+    row = cb.bound(g, 6)
+    assert row["core_maximal_bicliques"] == 2**6 - 2
+    assert row["core_edges"] == 30
+    assert imbea.run(g).count >= row["core_maximal_bicliques"]
+    # a core larger than the graph's sides is the whole graph
+    assert cb.bound(g, 100)["core_maximal_bicliques"] == imbea.run(g).count
