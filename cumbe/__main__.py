@@ -89,7 +89,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "over 0.1 s and slower on small ones (docs/gpu-performance.md)")
     r.add_argument("--rounds", action="store_true",
                    help="the maximality check in rounds (R' out of the running intersection, "
-                        "several lists a round; docs/gpu.md) instead of the paper's")
+                        "several lists a round; docs/gpu.md) instead of the paper's: the same "
+                        "bicliques, up to 2x faster on large graphs, within 4.3 %% either way "
+                        "on small ones (H200)")
     r.add_argument("--device-memory-gib", type=float, default=d["device_memory_gib"],
                    help="use at most this much device memory (default: $MBEBENCH_DEVICE_MEMORY_GIB,"
                         " else all that is free)")
