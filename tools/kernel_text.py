@@ -3,8 +3,8 @@
     python tools/kernel_text.py cuMBE noRS noES noWS cuMBE-instr cuMBE-pieces cuMBE-compact \
         cuMBE-rounds
 
-Per build (variant[-instr][-pieces][-compact][-rounds], 128 threads, sm_90): the kernel compiled to PTX
-here (numba's CUDA target with the current device faked as compute capability 9.0, the CUDA
+Per build (variant[-instr][-pieces][-compact][-rounds], 128 threads, sm_90): the kernel compiled
+to PTX at the engine's launch bound here (numba's CUDA target with the current device faked as compute capability 9.0, the CUDA
 toolkit's libnvvm under ``CUDA_HOME``, default /usr/local/cuda-13.0, and ``nvidia-cuda-nvrtc``),
 assembled with ``ptxas``, and a hash of the bytes of the cubin's ``.text`` sections (not their
 names: numba's mangled names carry a hash of the closure, which a rename changes without
@@ -12,6 +12,8 @@ changing the code), then what ptxas reports of it: registers, stack frame and sp
 whose hot loops spill runs slower than its operation count says).
 Equal fingerprints in two trees (run it in each) mean the same machine code, so the same speed: a
 refactor of the kernel needs no device timing then.  About 20-30 s a build on one core.
+Fingerprints printed before 2026-12-02 were of the kernel compiled without the launch bound:
+compare fingerprints from one version of this tool only (run it in both trees).
 """
 
 from __future__ import annotations
