@@ -26,8 +26,8 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from baselines import imbea  # noqa: E402
-from mbebench.csr import CSRGraph, from_edges, read_csr  # noqa: E402
+from baselines import imbea
+from mbebench.csr import CSRGraph, from_edges, read_csr
 
 
 def hub_core(g: CSRGraph, k: int) -> CSRGraph:
