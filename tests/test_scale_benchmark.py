@@ -9,10 +9,17 @@ from pathlib import Path
 
 import numpy as np
 
-_PATH = Path(__file__).resolve().parents[1] / "benchmarks" / "scale" / "scale.py"
-_spec = importlib.util.spec_from_file_location("scale_graphs", _PATH)
-scale = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(scale)
+
+def _load(name: str, file: str):
+    """A script of benchmarks/scale as a module."""
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "scale" / file
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+scale = _load("scale_graphs", "scale.py")
 
 
 def test_the_hub_grades_exceed_the_small_grades_caps():
@@ -117,14 +124,6 @@ def test_cumbe_with_the_check_in_rounds_runs_after_cumbe():
     assert list(scale.builds(["cuMBE"], [0], instrument=False)) == [("cuMBE", "cuMBE", [], 0)]
 
 
-def _core_bound():
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / "scale" / "core_bound.py"
-    spec = importlib.util.spec_from_file_location("core_bound", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
 def test_the_hub_core_bound_counts_a_crown_inside_a_larger_graph():
     # a crown S_6 on the six highest-degree vertices of each side, each of them also joined to
     # leaves of its own: the core is the crown (2**6 - 2 maximal bicliques), and the whole
@@ -132,7 +131,7 @@ def test_the_hub_core_bound_counts_a_crown_inside_a_larger_graph():
     from baselines import imbea
     from mbebench.csr import from_edges
 
-    cb = _core_bound()
+    cb = _load("core_bound", "core_bound.py")
     left, right = [], []
     for i in range(6):
         for j in range(6):

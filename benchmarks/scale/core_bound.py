@@ -41,10 +41,10 @@ def hub_core(g: CSRGraph, k: int) -> CSRGraph:
     in_l[top_l] = True
     in_r = np.zeros(g.n_right, bool)
     in_r[top_r] = True
-    left_of = np.repeat(np.arange(g.n_left), dl)
-    keep = in_l[left_of] & in_r[g.left_indices]
+    left_of, right_of = g.edges()
+    keep = in_l[left_of] & in_r[right_of]
     return from_edges(np.searchsorted(top_l, left_of[keep]),
-                      np.searchsorted(top_r, g.left_indices[keep]),
+                      np.searchsorted(top_r, right_of[keep]),
                       n_left=len(top_l), n_right=len(top_r))
 
 
