@@ -29,7 +29,7 @@ _lyc = _lay.compile_with(cuda.jit(device=True), compact=True)
 def make_fetch(cfg, grp, lists, maximality):
     """Subtree fetching for the switches ``cfg`` and the worker kind ``grp``."""
     dev, RS, G, gsync, COMPACT = cfg.dev, cfg.rs, grp.size, grp.sync, cfg.compact
-    RX = maximality.rounds  # this worker keeps R''s ids (a warp's, in the rounds build)
+    ROUNDS = maximality.rounds  # this worker keeps R''s ids (a warp's, in the rounds build)
     rx_put = maximality.rx_put
     elem_u, elem_v, slot_fields = lists.elem_u, lists.elem_v, lists.slot_fields
     ly = _lyc if COMPACT else _ly
@@ -220,7 +220,7 @@ def make_fetch(cfg, grp, lists, maximality):
                     sx += elem_u(orig[u], cand_left)
                     p = cuda.atomic.add(sh, (g, S_C0), 1)
                     st(Wr, I32(oHC + h), -1)
-                    if RX:
+                    if ROUNDS:
                         # R''s ids go on its stack once the hash is dead: meanwhile in the
                         # slots' ids past the last slot (slots + these <= n_b)
                         st(Wr, I32(oSG + sh[g, S_NB] - 1 - p), u)
@@ -258,7 +258,7 @@ def make_fetch(cfg, grp, lists, maximality):
             st(Wr, I32(oDL + jj), 0)
             sl += elem_v(adjU[base + jj], cand_left)
             jj = I32(jj + G)
-        if RX:
+        if ROUNDS:
             # R at the root: v and the vertices containing N(v)
             jj = I32(gl)
             while jj <= sh[g, S_C0]:

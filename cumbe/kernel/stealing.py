@@ -28,7 +28,7 @@ from cumbe.layout import K_DL, K_LV, K_PARR, K_Q, NF
 def make_stealing(cfg, grp, lists, fetch, maximality):
     """Publishing and stealing for the switches ``cfg`` and the worker kind ``grp``."""
     dev, RS, PIECES, G, gsync = cfg.dev, cfg.rs, cfg.pieces, grp.size, grp.sync
-    RX = maximality.rounds  # this worker keeps R''s ids (a warp's, in the rounds build)
+    ROUNDS = maximality.rounds  # this worker keeps R''s ids (a warp's, in the rounds build)
     # the steps it calls, as closure variables (numba compiles them in)
     elem_u, level_key, order_key, stamp, stamp_lprime = (
         lists.elem_u, lists.level_key, lists.order_key, lists.stamp, lists.stamp_lprime)
@@ -257,7 +257,7 @@ def make_stealing(cfg, grp, lists, fetch, maximality):
                 A[R + oAUX + t] = s
             t = I32(t + G)
         cuda.atomic.add(shu, (g, U_SUMA), sa)
-        if RX:
+        if ROUNDS:
             # R' below the victim's level: its R (copied) and x
             t = I32(gl)
             while t <= vnx:
