@@ -58,18 +58,18 @@ def main(argv=None) -> int:
         var, _, value = pair.partition("=")
         envs.setdefault(name, {})[var] = value
     trees = {name: Path(path) for name, _, path in (t.partition("=") for t in a.tree)}
-    builds = [(name, envs.get(name, {}), [*a.run_args.split(), *options])
+    builds = [(name, envs.get(name, {}), [*a.run_args.split(), *options], trees.get(name))
               for name, options in map(parse_build, a.build)]
-    for name, env, extra in builds:
-        r = run(a.graphs[0], env, extra, 900.0, trees.get(name))
+    for name, env, extra, tree in builds:
+        r = run(a.graphs[0], env, extra, 900.0, tree)
         print(f"# warm {name}: {r['status']}", file=sys.stderr)
     rows = []
     with a.out.open("a") as fh:
         for g in a.graphs:
-            runs = {name: [] for name, _, _ in builds}
+            runs = {name: [] for name, *_ in builds}
             for _ in range(a.repeats):
-                for name, env, extra in builds:
-                    runs[name].append(run(g, env, extra, a.limit, trees.get(name)))
+                for name, env, extra, tree in builds:
+                    runs[name].append(run(g, env, extra, a.limit, tree))
             last = {n: r[-1] for n, r in runs.items()}
             seen = {(r.get("count"), r.get("fingerprint")) for r in last.values()}
             agree = len(seen) == 1 and all(r["status"] == "ok" for r in last.values())
@@ -89,7 +89,7 @@ def main(argv=None) -> int:
                     for n, rs in runs.items()}
             print(f"# {g.stem}: " + ", ".join(f"{n} {t}" for n, t in best.items()),
                   file=sys.stderr)
-    names = [n for n, _, _ in builds]
+    names = [n for n, *_ in builds]
     print("| graph | bicliques | " + " | ".join(f"{n} s" for n in names)
           + f" | {names[-1]} / {names[0]} | agree |")
     print("|---|---:|" + "---:|" * len(names) + "---:|---|")
