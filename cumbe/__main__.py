@@ -87,11 +87,15 @@ def build_parser() -> argparse.ArgumentParser:
                    help="compile the kernel for B blocks an SM (fewer registers a thread; "
                         "default 0: 768 threads an SM); 8 of 128 threads was faster on graphs "
                         "over 0.1 s and slower on small ones (docs/gpu-performance.md)")
-    r.add_argument("--rounds", action="store_true",
-                   help="the maximality check in rounds (R' out of the running intersection, "
-                        "several lists a round; docs/gpu.md) instead of the paper's: the same "
-                        "bicliques, up to 2x faster on large graphs, within 4.3 %% either way "
-                        "on small ones (H200)")
+    r.add_argument("--rounds", action=argparse.BooleanOptionalAction, default=None,
+                   help="the maximality check in rounds with hub bit rows (R' out of the "
+                        "running intersection, several lists a round; docs/gpu.md): the "
+                        "default of the variants that check by reverse scan; 0.39-1.02x the "
+                        "paper's time on the graphs measured (H200); --no-rounds: the "
+                        "paper's check, as the pipeline's cuMBE row")
+    r.add_argument("--hub-divisor", type=int, default=d["hub_divisor"], metavar="D",
+                   help="with --rounds: bit rows for the other side's vertices whose row is "
+                        "at most D times their list (0: none; cumbe/hubs.py)")
     r.add_argument("--device-memory-gib", type=float, default=d["device_memory_gib"],
                    help="use at most this much device memory (default: $MBEBENCH_DEVICE_MEMORY_GIB,"
                         " else all that is free)")
@@ -152,6 +156,7 @@ def main(argv=None) -> int:
 
     from cumbe.engine import run
     from cumbe.launch import DeviceError, DeviceMemoryError, LaunchError
+    from cumbe.variants import ABLATIONS
     from mbebench.engine import EngineSkipped
     from mbebench.fingerprint_sum import to_hex
 
@@ -159,7 +164,9 @@ def main(argv=None) -> int:
         res = run(g, variant=a.variant, k=a.k, blocks=a.blocks, threads=a.threads,
                   blocks_per_sm=a.blocks_per_sm, side=a.side, instrument=a.instrument,
                   device_memory_gib=a.device_memory_gib, shard=a.shard, devices=a.devices,
-                  shards_per_device=a.shards_per_device, rounds=a.rounds)
+                  shards_per_device=a.shards_per_device,
+                  rounds=ABLATIONS[a.variant][0] if a.rounds is None else a.rounds,
+                  hub_divisor=a.hub_divisor)
     except EngineSkipped as e:
         try:  # a corrupt file is an error with or without a GPU
             verified(g)

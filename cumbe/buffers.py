@@ -28,6 +28,7 @@ class Plan:
     blocks: int
     warps: int  # per block
     arena_words: int  # per warp (a block-wide task uses its warps' arenas joined)
+    hub_words: int = 0  # the hub table's words (cumbe.hubs); 0: none
 
     @property
     def workers(self) -> int:
@@ -82,6 +83,9 @@ SPEC: tuple[Buffer, ...] = (
     Buffer("prog", np.int64, lambda p: (p.blocks, consts.NPROG), "result",
            "progress counters (consts.PR_*) per block, copied while the kernel runs "
            "(cumbe.progress); summed over the blocks, exact at the end"),
+    Buffer("hubs", np.int32, lambda p: (max(p.hub_words, 1),), "graph",
+           "the rounds build's bit rows of the longest other-side lists (cumbe.hubs); one "
+           "word: none"),
 )
 
 NAMES = tuple(b.name for b in SPEC)

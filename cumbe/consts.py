@@ -113,6 +113,11 @@ class Build(NamedTuple):
     # the maximality check in rounds (RS only, engine parameter rounds): R' out of
     # the running intersection, several lists a round (cumbe.kernel.maximality)
     rounds: bool = False
+    # with rounds: the check looks candidates up in the hub bit rows (cumbe.hubs); a build
+    # of its own, launched only when the run has rows, so that a run without them (a tight
+    # memory cap, no list long enough) runs the rounds build's code as it was (in one build,
+    # its lists' binary searches were 1.2-2.4x slower without rows, H200, 2026-12-02)
+    hubs: bool = False
 
 
 class Group(NamedTuple):

@@ -47,6 +47,9 @@ def case_params(case: int, vi: int, variant: str, blocks: int, threads: int) -> 
         pieces=(1, 2, 3, 5, 1)[(case + 2 * vi) % 5],
         compact_layout=bool((case // 3 + vi) % 2),
         rounds=bool((case // 4 + vi) % 2) and variant != "noRS",
+        # with rounds: hub rows for every list, for none, for the lists of 1/32 of the
+        # candidates or more (cumbe.hubs)
+        hub_divisor=(16, 0, 1)[(case // 8 + vi) % 3],
     )
 
 

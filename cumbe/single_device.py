@@ -32,6 +32,7 @@ from cumbe import consts
 from cumbe import cubin
 from cumbe import driver_start
 from cumbe import grid as grids
+from cumbe import hubs
 from cumbe import launch
 from cumbe import layout
 from cumbe import progress as run_progress
@@ -209,9 +210,9 @@ def _prepare(state: _Run, prepared: Prepared | None) -> tuple[Prepared, np.ndarr
     return prep, needs, stats
 
 
-def build_switches(opts: RunOptions, prep: Prepared, compact: bool) -> dict:
+def build_switches(opts: RunOptions, prep: Prepared, compact: bool, hubs: bool = True) -> dict:
     """The kernel build a run launches (:func:`cumbe.kernel.build`'s arguments, and the cubin
-    cache's key)."""
+    cache's key); ``hubs`` False: the run has no hub rows (:func:`_with_hub_rows`)."""
     rs, es, ws = opts.switches
     build = dict(rs=rs, es=es, ws=ws, instr=opts.instrument, threads=opts.threads,
                  pieces=bool((prep.task_nk > 1).any()) and rs, compact=compact)
@@ -219,16 +220,18 @@ def build_switches(opts: RunOptions, prep: Prepared, compact: bool) -> dict:
         build["blocks_per_sm"] = opts.blocks_per_sm
     if opts.rounds and rs:  # (the same: absent unless asked for)
         build["rounds"] = True
+        if hubs and opts.hub_divisor:
+            build["hubs"] = True
     return build
 
 
-def _compiled(state: _Run, prep: Prepared, compact: bool):
+def _compiled(state: _Run, prep: Prepared, compact: bool, hubs: bool = True):
     """The build (timed apart from the kernel) and its largest cooperative grid: its cubin
     launched through the driver API when the cache holds it (:mod:`cumbe.cubin`), else
     compiled or loaded from numba's cache (and its cubin stored for the next run)."""
     opts = state.opts
     t0 = time.perf_counter()
-    build = build_switches(opts, prep, compact)
+    build = build_switches(opts, prep, compact, hubs)
     if isinstance(state.cuda, cubin.Driver):
         kern = state.cuda.kernel(build)
         if kern is not None:
@@ -271,6 +274,7 @@ class _Planned:
     needs: np.ndarray  # arena words of every task in the chosen layout
     free: int = 0  # device memory free, total (bytes) when the plan was made
     total: int = 0
+    hubs: np.ndarray = field(default_factory=lambda: hubs.NONE)  # the rounds build's hub table (cumbe.hubs)
 
 
 def _plan(state: _Run, prep: Prepared, needs: np.ndarray):
@@ -306,8 +310,35 @@ def _plan(state: _Run, prep: Prepared, needs: np.ndarray):
                                needs)
     except grids.DoesNotFit as e:
         raise _does_not_fit(state, e, free, total, budget) from None
-    state.timed("grid", t0)
+    t0 = state.timed("grid", t0)
+    planned = _with_hub_rows(opts, prep, planned)
+    state.timed("hub_table", t0)
+    if planned.hubs.size == 1 and build_switches(opts, prep, planned.compact).get("hubs"):
+        # no rows: the rounds build without the lookups (consts.Build.hubs)
+        kern, blocks = _compiled(state, prep, planned.compact, hubs=False)
+        if blocks < planned.choice.plan.blocks:  # (the same registers: not seen)
+            nb = launch.grid_blocks(opts.blocks, blocks, opts.threads, state.dev_name)
+            planned = replace(planned, max_blocks=blocks, choice=grids.choose(
+                planned.needs, replace(base, blocks=nb), nb, budget))
     return kern, replace(planned, free=free, total=total)
+
+
+def _with_hub_rows(opts: RunOptions, prep: Prepared, planned: _Planned) -> _Planned:
+    """The rounds build's hub rows (:mod:`cumbe.hubs`) in the memory the chosen grid
+    leaves of the budget, at most the larger of the graph's lists' bytes and
+    hubs.BUDGET_MIN: they never take a block or arena words from the grid (a tight cap
+    gets none, and the run is what it was without them)."""
+    if not (opts.rounds and opts.switches[0]) or not opts.hub_divisor:
+        return planned
+    choice = planned.choice
+    room = min(max(4 * int(prep.adjV.size), hubs.BUDGET_MIN),
+               choice.budget_bytes - choice.bytes)
+    table = hubs.table(prep.offV, prep.adjV, prep.n_u, room, opts.hub_divisor)
+    if table.size <= 1:
+        return planned
+    plan = replace(choice.plan, hub_words=table.size)
+    return replace(planned, hubs=table,
+                   choice=replace(choice, plan=plan, bytes=buffers.nbytes(plan)))
 
 
 def _forced_arena(opts: RunOptions, base, budget: int, needs: np.ndarray, warps: int,
@@ -382,7 +413,7 @@ def _kernel_inputs(state: _Run, prep: Prepared, planned: _Planned):
     prm[kernels.P_IDLE] = int(round(opts.idle_fraction * 1000))
     # task_cost (in launch order) is no kernel buffer: the progress lines read it
     host = dict(offU=prep.offU, adjU=prep.adjU, offV=prep.offV, adjV=prep.adjV, orig=prep.orig,
-                tasks=tasks, task_piece=task_piece, prm=prm,
+                tasks=tasks, task_piece=task_piece, prm=prm, hubs=planned.hubs,
                 task_cost=(prep.task_wedges + prep.task_deg)[order])
     cap = opts.memory_cap
     context = (f"variant {opts.variant}{', compact layout' if planned.compact else ''}, "
@@ -455,6 +486,7 @@ def _collect(state: _Run, arrays, kernel_s: float, progress, planned: _Planned, 
         max_cooperative_blocks=int(planned.max_blocks),
         blocks_clamped=bool(plan.blocks < planned.max_blocks), grid_reason=choice.reason,
         layout="compact" if planned.compact else "plain",
+        hub_rows=hubs.rows(planned.hubs, plan.n_v),
         max_task_words_run=int(planned.needs.max()), memory_bytes=int(choice.bytes),
         memory_budget_bytes=int(choice.budget_bytes),
         memory_cap_bytes=None if cap is None else int(cap), device_free_bytes=int(planned.free),

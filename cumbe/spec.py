@@ -27,6 +27,10 @@ MAX_THREADS_PER_SM = 2048
 # 8 launches a device, the last two 1/128 of its work each. 4 H100s, crown union with one
 # dominant task: 3.71x with 8, 3.61x with 4; tiled movielens-10m_ui: 3.88x and 3.89x
 SHARDS_PER_DEVICE = 8
+# with rounds: a bit row for a vertex whose row is at most this many times its list
+# (cumbe.hubs: 64 is a list of at least 1/2048 of the candidates); on an H200 64 took
+# 0.73-1.01x the time of 16 on every graph measured (movielens-10m_ui x20: 0.73x)
+HUB_DIVISOR = 64
 _DEVICES = re.compile(r"^\s*(all|\d+|\d+\s*(,\s*\d+\s*)*,?)\s*$")
 # the config schema's form of a devices string (a YAML number is an int; a list is a sweep)
 DEVICES_PATTERN = r"^(all|[0-9]+|[0-9]+(,[0-9]+)*,?)$"
@@ -132,12 +136,22 @@ SPEC = EngineSpec(
               doc="The maximality check in rounds instead of the paper's (one neighbour list "
                   "of L' a round until the intersection is down to R'): R' taken out of the "
                   "running intersection once at most 32 other vertices are left, then "
-                  "several lists a round (a warp lane a vertex and list). Same counts; on an "
-                  "H200 0.48x the paper's time on edit-nawiki tiled 8x, 0.64-0.87x on "
-                  "other large graphs and crowns, within 4.3 % either way on the small "
-                  "ones measured (docs/gpu.md). The pipeline runs it with the "
-                  "cuMBE variant only (the ablations keep the paper's check); noRS has no "
-                  "reverse scan to run in rounds and refuses it."),
+                  "several lists a round (a warp lane a vertex and list), and candidates "
+                  "looked up in hub bit rows (hub_divisor). Same counts; on an H200 "
+                  "0.39x the paper's time on edit-nawiki tiled 8x, 0.59-0.92x on the other "
+                  "large graphs, crowns and small graphs measured, 1.00-1.02x on "
+                  "dbpedia-occupation (3.4 ms; docs/gpu.md). The default of python -m cumbe "
+                  "run; the pipeline runs it beside the paper's check with the cuMBE variant "
+                  "only (the ablations keep the paper's check); noRS has no reverse scan to "
+                  "run in rounds and refuses it."),
+        Param("hub_divisor", int, HUB_DIVISOR, short="hubs", minimum=0,
+              doc="With rounds: an other-side vertex whose bit row (a bit per candidate) is at "
+                  "most this many times its neighbour list gets one, so that the check "
+                  "looks a candidate up with one load instead of a binary search (longest "
+                  "lists first, within the larger of the graph's list bytes and 64 MiB and "
+                  "the memory the grid leaves); 0 = none. A run with rows launches a build "
+                  "of its own (cuMBE-rounds-hubs), one without the rounds build. On an H200 "
+                  "64 took 0.73-1.01x the time of 16. No effect without rounds."),
         side_param("auto"),
         Param("device_memory_gib", float, None, minimum=0.01, nullable=True,
               doc="Cap on the device memory the run may use, in GiB (e.g. 24 for an RTX "
@@ -182,6 +196,7 @@ class RunOptions:
     compact_layout: bool | None = None
     shard: str = SHARD.default
     rounds: bool = False
+    hub_divisor: int = HUB_DIVISOR
     memory_cap: int | None = None  # bytes: device_memory_gib, else $MBEBENCH_DEVICE_MEMORY_GIB
 
     @property
@@ -243,7 +258,7 @@ def run_options(variant: str = "cuMBE", k: int = 24, blocks: int = 0, threads: i
                 device_memory_gib: float | None = None, eager_steal: int = 0,
                 warp_arena_words: int = 0, idle_fraction: float = 0.0,
                 compact_layout: bool | None = None, shard: str = SHARD.default,
-                rounds: bool = False) -> RunOptions:
+                rounds: bool = False, hub_divisor: int = HUB_DIVISOR) -> RunOptions:
     """A run's parameters checked once, against this spec (a ValueError naming the value):
     before anything is read, prepared or started, on one device or several."""
     from mbebench import shard as sharding
@@ -268,5 +283,5 @@ def run_options(variant: str = "cuMBE", k: int = 24, blocks: int = 0, threads: i
         eager_steal=int(eager_steal), warp_arena_words=int(warp_arena_words),
         idle_fraction=float(idle_fraction),
         compact_layout=None if compact_layout is None else bool(compact_layout), shard=shard,
-        rounds=bool(rounds),
+        rounds=bool(rounds), hub_divisor=_limits("hub_divisor", hub_divisor),
         memory_cap=memory_cap_bytes(device_memory_gib))

@@ -128,7 +128,8 @@ def test_nbytes_is_the_sum_of_the_allocations():
     host = {"offU": np.zeros(11, np.int64), "adjU": np.zeros(23, np.int32),
             "offV": np.zeros(8, np.int64), "adjV": np.zeros(23, np.int32),
             "orig": np.zeros(10, np.int32), "tasks": np.zeros(9, np.int32),
-            "task_piece": np.zeros((9, 2), np.int32), "prm": np.zeros(kernels.NPARAMS, np.int64)}
+            "task_piece": np.zeros((9, 2), np.int32), "prm": np.zeros(kernels.NPARAMS, np.int64),
+            "hubs": np.full(1, -1, np.int32)}
     arrays = buffers.allocate(plan, host, cuda)
     assert set(arrays) == set(buffers.NAMES)
     host_side = {b.name for b in buffers.SPEC if b.role == "view"}  # no device bytes of its own
@@ -177,7 +178,8 @@ def test_kept_buffers_are_reused_with_their_room_and_within_the_budget():
     host = {"offU": np.zeros(11, np.int64), "adjU": np.zeros(23, np.int32),
             "offV": np.zeros(8, np.int64), "adjV": np.zeros(23, np.int32),
             "orig": np.zeros(10, np.int32), "tasks": np.arange(9, dtype=np.int32),
-            "task_piece": np.zeros((9, 2), np.int32), "prm": np.zeros(kernels.NPARAMS, np.int64)}
+            "task_piece": np.zeros((9, 2), np.int32), "prm": np.zeros(kernels.NPARAMS, np.int64),
+            "hubs": np.full(1, -1, np.int32)}
     cuda, kept = _CountingCuda(), Kept()
     first = buffers.allocate(plan, host, cuda, kept, 10**9)
     made = cuda.allocs
@@ -465,8 +467,15 @@ def test_the_check_in_rounds_is_a_build_of_its_own_and_needs_the_reverse_scan():
     prep = engine.prepare_for(from_edges([0, 0, 1, 1, 2, 2], [0, 1, 1, 2, 0, 2], 3, 3))
     plain = single_device.build_switches(run_options(), prep, False)
     assert "rounds" not in plain  # the default build's cubin cache key as before
+    # with hub rows (expected unless hub_divisor is 0), and the build a run without them
+    # launches: the rounds build's own key, as before rows existed
     assert single_device.build_switches(run_options(rounds=True), prep, False) == {
-        **plain, "rounds": True}
+        **plain, "rounds": True, "hubs": True}
+    for no_rows in (single_device.build_switches(run_options(rounds=True), prep, False, False),
+                    single_device.build_switches(run_options(rounds=True, hub_divisor=0), prep,
+                                                 False)):
+        assert no_rows == {**plain, "rounds": True}
+    assert "hubs" not in single_device.build_switches(run_options(hub_divisor=8), prep, False)
     assert single_device.build_switches(run_options(variant="noES", rounds=True), prep,
                                         False)["rounds"] is True
     with pytest.raises(ValueError, match="rounds .* variant noRS"):

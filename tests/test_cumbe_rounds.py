@@ -4,7 +4,9 @@ test_cumbe_paths.py), on graphs that force each of its steps: neighbour lists lo
 warp (the running intersection in several chunks, one list a round before R' is taken out),
 short ones (R' out at once, several lists a round), vertices whose neighbourhood contains a
 task root's (R' at the root holds more than the root), stolen nodes (R' copied from the
-victim) and tasks in pieces.  tools/mutations.toml lists the breaks these runs catch."""
+victim) and tasks in pieces; the lists looked up in hub bit rows (every list on these small
+graphs, by default), in none (``hub_divisor`` 0) and in some (``mixed``: rows only for its
+long lists).  tools/mutations.toml lists the breaks these runs catch."""
 
 from __future__ import annotations
 
@@ -33,11 +35,19 @@ m[:, 6] |= m[:, 5]
 m[:, 7] |= m[:, 5]
 m[:, 8] = m[:, 5]
 short_lists = np.nonzero(m)
+# 96 candidates (3 words a row): with hub_divisor 1 a list of 3 or more gets a row, the
+# right side's sparse half (about 1.4 each) keeps its lists
+p = np.where(np.arange(16) % 2 == 0, 0.3, 0.015)
+m = rng.random((96, 16)) < p
+mixed = np.nonzero(m)
 graphs = {"long": from_edges(*long_lists, n_left=8, n_right=60),
-          "short": from_edges(*short_lists, n_left=9, n_right=9)}
+          "short": from_edges(*short_lists, n_left=9, n_right=9),
+          "mixed": from_edges(*mixed, n_left=96, n_right=16)}
 runs = [("long", "right", {}), ("long", "left", {"eager_steal": 1}),
         ("short", "right", {"eager_steal": 1}), ("short", "left", {}),
-        ("short", "right", {"pieces": 3, "eager_steal": 1})]
+        ("short", "right", {"pieces": 3, "eager_steal": 1}),
+        ("long", "right", {"hub_divisor": 0}), ("short", "left", {"hub_divisor": 0}),
+        ("mixed", "left", {"hub_divisor": 1, "eager_steal": 1})]
 out = []
 for name, side, extra in runs:
     g = graphs[name]
@@ -48,7 +58,10 @@ for name, side, extra in runs:
     want = count_and_fingerprint(g)
     out.append(dict(graph=name, side=side, extra=sorted(extra), want=[want[0], want[1]],
                     got=[res.count, res.fingerprint], tasks_run=res.stats["tasks_run"],
-                    n_tasks=res.stats["n_tasks"], task_pieces=res.stats["task_pieces"]))
+                    n_tasks=res.stats["n_tasks"], task_pieces=res.stats["task_pieces"],
+                    hub_rows=res.stats["hub_rows"], n_v=g.n_right if side == "left" else g.n_left,
+                    short_v=int(np.count_nonzero(np.diff(g.right_offsets if side == "left"
+                                                         else g.left_offsets) < 3))))
 print(json.dumps(out))
 """
 
@@ -62,9 +75,19 @@ def runs():
 
 @pytest.mark.cudasim
 def test_the_check_in_rounds_matches_the_oracle(runs):
-    assert len(runs) == 5
+    assert len(runs) == 8
     for r in runs:
         assert r["got"] == r["want"], r
+
+
+@pytest.mark.cudasim
+def test_its_lists_ran_with_hub_rows_without_and_mixed(runs):
+    rows = {(r["graph"], r["side"], tuple(r["extra"])): r for r in runs}
+    assert rows[("long", "right", ())]["hub_rows"] == rows[("long", "right", ())]["n_v"]
+    assert rows[("long", "right", ("hub_divisor",))]["hub_rows"] == 0
+    mixed = rows[("mixed", "left", ("eager_steal", "hub_divisor"))]
+    assert 0 < mixed["short_v"] < mixed["n_v"]
+    assert mixed["hub_rows"] == mixed["n_v"] - mixed["short_v"]
 
 
 @pytest.mark.cudasim

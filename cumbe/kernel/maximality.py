@@ -30,6 +30,10 @@ def make_maximality(cfg, grp):
     # (the rounds compact in place, so R''s stack takes the buffer's second half: nothing
     # else of a warp's uses it under ROUNDS)
     ROUNDS = cfg.rounds and G == WARP
+    # HUBS: the check looks a vertex up in a hub's bit row (cumbe.hubs), one load where the
+    # binary search in a list of thousands is a chain of a dozen; every worker's check (the
+    # block-wide ones' hubs are the longest lists)
+    HUBS = cfg.hubs
 
     @dev
     def bsearch(adj, lo, hi, key):
@@ -51,7 +55,27 @@ def make_maximality(cfg, grp):
         return False
 
     @dev
-    def intersect_one(A, NV, offV, adjV, sh, g, gl, o, e, W, oCB, half, cur, step, m):
+    def hub_row(hubs, y):
+        """Where y's bit row starts in ``hubs``, or -1: no row (the build has none, the run
+        made none, or y's list is short)."""
+        if HUBS and hubs.shape[0] > 1:
+            return hubs[y]
+        return I32(-1)
+
+    @dev
+    def in_row(hubs, h, u):
+        """Is bit u set in the row at hubs[h]?"""
+        return (hubs[I64(h) + (u >> 5)] >> (u & 31)) & 1 != 0
+
+    @dev
+    def member(adjV, lo, hi, hubs, h, u):
+        """Is u in the list adjV[lo:hi], whose bit row (if any) starts at hubs[h]?"""
+        if HUBS and h >= 0:
+            return in_row(hubs, h, u)
+        return bsearch(adjV, lo, hi, u)
+
+    @dev
+    def intersect_one(A, NV, offV, adjV, sh, g, gl, o, e, W, oCB, half, cur, step, m, hubs):
         """One list a barrier: the running intersection (``m`` vertices in buffer half
         ``cur``, the worker's words at ``W``) against list ``e`` of L' (local ids into N(v)
         at ``NV``), the survivors into the other half; returns how many.  Three rotating
@@ -62,14 +86,23 @@ def make_maximality(cfg, grp):
         y = ld(NV, A[o + e])
         lo = offV[y]
         hi = offV[y + 1]
+        h = hub_row(hubs, y)
         src = I32(oCB + cur * half)
         dst = I32(oCB + (1 - cur) * half)
         t = I32(gl)
-        while t < m:
-            u = ld(W, I32(src + t))
-            if bsearch(adjV, lo, hi, u):
-                st(W, I32(dst + cuda.atomic.add(sh, (g, cslot), 1)), u)
-            t = I32(t + G)
+        # a loop each way: the search's is then the loop of a build without rows
+        if HUBS and h >= 0:
+            while t < m:
+                u = ld(W, I32(src + t))
+                if in_row(hubs, h, u):
+                    st(W, I32(dst + cuda.atomic.add(sh, (g, cslot), 1)), u)
+                t = I32(t + G)
+        else:
+            while t < m:
+                u = ld(W, I32(src + t))
+                if bsearch(adjV, lo, hi, u):
+                    st(W, I32(dst + cuda.atomic.add(sh, (g, cslot), 1)), u)
+                t = I32(t + G)
         gsync()
         return sh[g, cslot]
 
@@ -105,24 +138,36 @@ def make_maximality(cfg, grp):
         return I32(n2 + cuda.popc(bits))
 
     @dev
-    def one_list(A, NV, offV, adjV, W, gl, o, e, oCB, m):
+    def one_list(A, NV, offV, adjV, W, gl, o, e, oCB, m, hubs):
         """The running intersection (``m`` vertices at ``oCB``) against list ``e`` of L',
         each lane striding over the vertices; the survivors move down in place, in order.
         Returns how many."""
         y = ld(NV, A[o + e])
         lo = offV[y]
         hi = offV[y + 1]
+        h = hub_row(hubs, y)
         n2 = I32(0)
         t0 = I32(0)
-        while t0 < m:
-            t = I32(t0 + gl)
-            keep = False
-            u = I32(-1)
-            if t < m:
-                u = ld(W, I32(oCB + t))
-                keep = bsearch(adjV, lo, hi, u)
-            n2 = move_down(W, gl, oCB, n2, keep, u)
-            t0 = I32(t0 + WARP)
+        if HUBS and h >= 0:  # (a loop each way, as in intersect_one)
+            while t0 < m:
+                t = I32(t0 + gl)
+                keep = False
+                u = I32(-1)
+                if t < m:
+                    u = ld(W, I32(oCB + t))
+                    keep = in_row(hubs, h, u)
+                n2 = move_down(W, gl, oCB, n2, keep, u)
+                t0 = I32(t0 + WARP)
+        else:
+            while t0 < m:
+                t = I32(t0 + gl)
+                keep = False
+                u = I32(-1)
+                if t < m:
+                    u = ld(W, I32(oCB + t))
+                    keep = bsearch(adjV, lo, hi, u)
+                n2 = move_down(W, gl, oCB, n2, keep, u)
+                t0 = I32(t0 + WARP)
         gsync()
         return n2
 
@@ -164,7 +209,7 @@ def make_maximality(cfg, grp):
 
     @dev
     def check_rounds(A, NV, offV, adjV, W, sh, g, gl, o, kl, target, oCB, half, estar, lo0,
-                     dmin, err):
+                     dmin, err, hubs):
         """A warp's check that takes R' out of the running intersection once at most 32
         other vertices are left in it (their number is known: R' lies in every list of L',
         so it is the intersection's size less |R'|); until then one list a round, as the
@@ -208,7 +253,8 @@ def make_maximality(cfg, grp):
                     if p >= estar:
                         e = I32(p + 1)
                     y = ld(NV, A[o + e])
-                    miss = not bsearch(adjV, offV[y], offV[y + 1], ld(W, I32(oCB + t)))
+                    miss = not member(adjV, offV[y], offV[y + 1], hubs, hub_row(hubs, y),
+                                      ld(W, I32(oCB + t)))
                 mine = I32(-1)
                 if gl < m:
                     mine = ld(W, I32(oCB + gl))
@@ -229,7 +275,7 @@ def make_maximality(cfg, grp):
                 e = p0
                 if p0 >= estar:
                     e = I32(p0 + 1)
-                m = one_list(A, NV, offV, adjV, W, gl, o, e, oCB, m)
+                m = one_list(A, NV, offV, adjV, W, gl, o, e, oCB, m, hubs)
                 p0 = I32(p0 + 1)
             if out and m == 0:
                 break
@@ -237,7 +283,7 @@ def make_maximality(cfg, grp):
             sh[g, S_NONMAX] = 1
 
     @dev
-    def check_maximality(A, adjU, offV, adjV, sh, g, gl, R, base, o, kl, target, err):
+    def check_maximality(A, adjU, offV, adjV, sh, g, gl, R, base, o, kl, target, err, hubs):
         """Reverse scan: the vertices containing L' (local ids at A[o:o+kl]) are the
         intersection of the V-side lists of L'.  Start from the shortest list and
         intersect one list at a time; L' is maximal iff the running intersection comes
@@ -280,7 +326,7 @@ def make_maximality(cfg, grp):
         if dmin <= half:
             if ROUNDS:  # (the paper's list after list is then not compiled in)
                 check_rounds(A, NV, offV, adjV, W, sh, g, gl, o, kl, target, oCB, half, estar,
-                             lo0, dmin, err)
+                             lo0, dmin, err, hubs)
                 return
             t = I32(gl)
             while t < dmin:
@@ -294,7 +340,7 @@ def make_maximality(cfg, grp):
                 if e == estar:
                     continue
                 m = intersect_one(A, NV, offV, adjV, sh, g, gl, o, e, W, oCB, half, cur, step,
-                                  m)
+                                  m, hubs)
                 cur = 1 - cur
                 step += 1
                 if m <= target:
@@ -313,7 +359,7 @@ def make_maximality(cfg, grp):
             for e in range(kl):
                 if e != estar:
                     y = ld(NV, A[o + e])
-                    if not bsearch(adjV, offV[y], offV[y + 1], u):
+                    if not member(adjV, offV[y], offV[y + 1], hubs, hub_row(hubs, y), u):
                         ok = False
                         break
             if ok:

@@ -147,7 +147,7 @@ def make_search(cfg, grp, lists, stealing, maximality):
 
     @dev
     def search(A, A64, prm, adjU, offV, adjV, orig, ph, pb, pn, pl, ctl, sh, sh64, shu,
-               g, gl, me, par, phase, kst, stage, interruptible, cand_left, err, phl):
+               g, gl, me, par, phase, kst, stage, interruptible, cand_left, err, phl, hubs):
         """Depth-first search of the task in the arena (levels in the level table);
         returns (bicliques, fingerprint sum, nodes) of this worker's part."""
         R = sh64[g, X_R]
@@ -271,7 +271,7 @@ def make_search(cfg, grp, lists, stealing, maximality):
             qe = I32(0)
             if RS:
                 check_maximality(A, adjU, offV, adjV, sh, g, gl, R, base, list_of(A, sh, g, R, x),
-                                 kl, nx + 1 + nabs, err)
+                                 kl, nx + 1 + nabs, err, hubs)
             else:
                 qs = ld(W, I32(lw + F_QS))
                 qe = ld(W, I32(lw + F_QE))

@@ -147,7 +147,7 @@ def make_stealing(cfg, grp, lists, fetch, maximality):
 
     @dev
     def steal_node(A, A64, prm, ph, pb, sh, sh64, shu, g, gl, R, pprev, aw, adjU, offV,
-                   adjV, orig, cand_left, err):
+                   adjV, orig, cand_left, err, hubs):
         """Run the stolen node: victim S_VIC's level m, candidate i (flattened index
         S_IDX), branched on with the candidates before it as its P.  Everything is read
         from the victim's arena half (untouched during this stage): L' = N(x) ∩ L_m,
@@ -307,7 +307,7 @@ def make_stealing(cfg, grp, lists, fetch, maximality):
         nabs = sh[g, S_NABS]
         target = vnx + 1 + nabs
         if RS:
-            check_maximality(A, adjU, offV, adjV, sh, g, gl, R, base, ox, kx, target, err)
+            check_maximality(A, adjU, offV, adjV, sh, g, gl, R, base, ox, kx, target, err, hubs)
             gsync()
         count = I64(0)
         fp = ZERO64

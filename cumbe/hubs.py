@@ -1,0 +1,76 @@
+"""Bit rows for the longest lists of the other side (the rounds build's maximality check).
+
+The check asks, vertex after vertex, whether a candidate lies in the list of a vertex of L'
+(:mod:`cumbe.kernel.maximality`): a binary search, a chain of dependent loads as long as
+the list's log.  On graphs with hubs (Chung-Lu cores, large tiles) those lists run to
+thousands and the check is most of the kernel's time.  A vertex whose list is long enough
+gets a row of one bit per candidate instead: the question becomes one load.
+
+The table is one int32 array: ``table[y]`` for every vertex ``y`` of the other side is
+where y's row starts in the same array, or -1; the rows follow (candidate u is bit
+``u & 31`` of word ``u >> 5``).  A table of one word means no rows (the kernel then never
+reads it)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from cumbe.spec import HUB_DIVISOR
+
+DIVISOR = HUB_DIVISOR  # the engine's default (its parameter hub_divisor)
+# the rows' bytes at most: the larger of these (and half what the grid leaves free)
+BUDGET_MIN = 64 * 2**20
+NONE = np.full(1, -1, np.int32)
+
+
+def row_words(n_u: int) -> int:
+    """Words of one row: a bit per candidate."""
+    return (int(n_u) + 31) >> 5
+
+
+def table(offV: np.ndarray, adjV: np.ndarray, n_u: int, budget_bytes: int,
+          divisor: int = DIVISOR) -> np.ndarray:
+    """The rows for the vertices whose list has at least ``row_words / divisor`` entries
+    (their row costs at most ``divisor`` times their list), longest first, as many
+    as ``budget_bytes`` holds with the map; ``divisor`` 0: none.  Returns the table
+    (:data:`NONE` when no vertex gets a row)."""
+    n_v = int(offV.shape[0]) - 1
+    words = row_words(n_u)
+    if divisor <= 0 or n_v <= 0 or words == 0:
+        return NONE
+    deg = np.diff(offV)
+    least = max(1, -(-words // int(divisor)))
+    hubs = np.flatnonzero(deg >= least)
+    hubs = hubs[np.argsort(-deg[hubs], kind="stable")]
+    # int32 offsets into the table itself
+    fit = min((int(budget_bytes) // 4 - n_v) // words, (2**31 - 1 - n_v) // words)
+    hubs = hubs[:max(0, fit)]
+    if hubs.size == 0:
+        return NONE
+    out = np.zeros(n_v + hubs.size * words, np.int32)
+    out[:n_v] = -1
+    out[hubs] = n_v + np.arange(hubs.size, dtype=np.int64) * words
+    lens = deg[hubs]
+    starts = offV[hubs]
+    # every entry of the rows' lists, and the row it goes to
+    pos = np.repeat(starts - np.concatenate(([0], np.cumsum(lens)[:-1])), lens)
+    pos += np.arange(pos.size, dtype=np.int64)
+    u = adjV[pos].astype(np.int64)
+    bit = np.repeat(np.arange(hubs.size, dtype=np.int64) * words * 32, lens) + u
+    # the lists hold each vertex once: a sum of distinct powers of two is their OR (exact in
+    # float64 below 2**53)
+    w = np.bincount(bit >> 5, weights=np.ldexp(1.0, (bit & 31).astype(np.int32)),
+                    minlength=hubs.size * words)
+    out[n_v:] = w.astype(np.uint32).view(np.int32)
+    return out
+
+
+def rows(tab: np.ndarray, n_v: int) -> int:
+    """How many rows a table holds."""
+    return int(np.count_nonzero(tab[:n_v] >= 0)) if tab.size > 1 else 0
+
+
+def contains(tab: np.ndarray, y: int, u: int) -> bool:
+    """Is u in y's row (the kernel's lookup, for tests)?"""
+    h = int(tab[y])
+    return bool((int(tab[h + (u >> 5)]) >> (u & 31)) & 1)

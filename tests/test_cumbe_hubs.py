@@ -1,0 +1,47 @@
+"""The hub table (cumbe.hubs): its rows are exactly the lists they stand for, the longest
+lists get them first, and the memory given is never exceeded."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from cumbe import hubs
+
+
+def lists(rng, n_u, n_v, p):
+    """CSR lists of the other side: vertex y's neighbours among n_u candidates, sorted."""
+    m = rng.random((n_v, n_u)) < p[:, None]
+    off = np.concatenate(([0], np.cumsum(m.sum(1)))).astype(np.int64)
+    adj = np.concatenate([np.flatnonzero(r) for r in m] + [np.zeros(0, np.int64)])
+    return m, off, adj.astype(np.int32)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_every_row_is_its_list(seed):
+    rng = np.random.default_rng(seed)
+    n_u, n_v = int(rng.integers(1, 150)), int(rng.integers(1, 40))
+    m, off, adj = lists(rng, n_u, n_v, rng.random(n_v))
+    tab = hubs.table(off, adj, n_u, 2**20, divisor=2**30)  # every non-empty list
+    assert hubs.rows(tab, n_v) == np.count_nonzero(m.any(1))
+    for y in range(n_v):
+        if tab[y] >= 0:
+            assert [hubs.contains(tab, y, u) for u in range(n_u)] == m[y].tolist()
+
+
+def test_the_divisor_and_the_budget_pick_the_longest_lists():
+    rng = np.random.default_rng(7)
+    n_u = 320  # ten words a row
+    p = np.array([0.9, 0.01, 0.5, 0.02, 0.3, 0.0])
+    m, off, adj = lists(rng, n_u, len(p), p)
+    deg = m.sum(1)
+    # divisor 1: a row no larger than its list, 10 entries or more
+    tab = hubs.table(off, adj, n_u, 2**20, divisor=1)
+    assert set(np.flatnonzero(tab[:len(p)] >= 0)) == set(np.flatnonzero(deg >= 10))
+    # room for the map and two rows: the two longest lists
+    tab = hubs.table(off, adj, n_u, 4 * (len(p) + 2 * 10), divisor=2**30)
+    assert tab.nbytes <= 4 * (len(p) + 2 * 10)
+    assert set(np.flatnonzero(tab[:len(p)] >= 0)) == set(np.argsort(-deg)[:2])
+    # no room, or divisor 0: no table at all
+    assert hubs.table(off, adj, n_u, 4 * len(p), divisor=2**30).size == 1
+    assert hubs.table(off, adj, n_u, 2**20, divisor=0).size == 1
