@@ -18,6 +18,11 @@ import numpy as np
 from cumbe.spec import HUB_DIVISOR
 
 DIVISOR = HUB_DIVISOR  # the engine's default (its parameter hub_divisor)
+# the least share of the lookups the rows must take for a run to launch the build with them:
+# its binary searches in the lists without rows ran slower than the rounds build's (1.2x on
+# movielens-10m_ui x20 with rows for 1.8 % of the lookups, 0.97x on marvel x12 at 11.6 %,
+# 0.60-0.93x at 57-100 %; H200, 2026-12-02, benchmarks/gpu/results/2026-12-02-hubs)
+LEAST_SHARE = 0.1
 # the rows' bytes at most: the larger of these (and half what the grid leaves free)
 BUDGET_MIN = 64 * 2**20
 NONE = np.full(1, -1, np.int32)
@@ -63,6 +68,16 @@ def table(offV: np.ndarray, adjV: np.ndarray, n_u: int, budget_bytes: int,
                     minlength=hubs.size * words)
     out[n_v:] = w.astype(np.uint32).view(np.int32)
     return out
+
+
+def share(tab: np.ndarray, offV: np.ndarray) -> float:
+    """The share of the check's lookups that fall in rows, modelled: a vertex is in L' about
+    as often as its degree, and a list is as long (so its degree squared)."""
+    if tab.size <= 1:
+        return 0.0
+    d2 = np.diff(offV).astype(np.float64) ** 2
+    total = float(d2.sum())
+    return float(d2[tab[:d2.size] >= 0].sum()) / total if total else 0.0
 
 
 def rows(tab: np.ndarray, n_v: int) -> int:

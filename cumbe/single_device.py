@@ -327,15 +327,16 @@ def _with_hub_rows(opts: RunOptions, prep: Prepared, planned: _Planned) -> _Plan
     """The rounds build's hub rows (:mod:`cumbe.hubs`) in the memory the chosen grid
     leaves of the budget, at most the larger of the graph's lists' bytes and
     hubs.BUDGET_MIN: they never take a block or arena words from the grid (a tight cap
-    gets none, and the run is what it was without them)."""
+    gets none, and the run is what it was without them); none when they would take less than
+    hubs.LEAST_SHARE of the lookups."""
     if not (opts.rounds and opts.switches[0]) or not opts.hub_divisor:
         return planned
     choice = planned.choice
     room = min(max(4 * int(prep.adjV.size), hubs.BUDGET_MIN),
                choice.budget_bytes - choice.bytes)
     table = hubs.table(prep.offV, prep.adjV, prep.n_u, room, opts.hub_divisor)
-    if table.size <= 1:
-        return planned
+    if hubs.share(table, prep.offV) < hubs.LEAST_SHARE:
+        return planned  # too few lookups in rows to pay for the build with them
     plan = replace(choice.plan, hub_words=table.size)
     return replace(planned, hubs=table,
                    choice=replace(choice, plan=plan, bytes=buffers.nbytes(plan)))

@@ -149,8 +149,9 @@ SPEC = EngineSpec(
                   "most this many times its neighbour list gets one, so that the check "
                   "looks a candidate up with one load instead of a binary search (longest "
                   "lists first, within the larger of the graph's list bytes and 64 MiB and "
-                  "the memory the grid leaves); 0 = none. A run with rows launches a build "
-                  "of its own (cuMBE-rounds-hubs), one without the rounds build. On an H200 "
+                  "the memory the grid leaves); 0 = none. A run with rows for at least 10 % "
+                  "of the lookups launches a build of its own (cuMBE-rounds-hubs), any other "
+                  "the rounds build. On an H200 "
                   "64 took 0.73-1.01x the time of 16. No effect without rounds."),
         side_param("auto"),
         Param("device_memory_gib", float, None, minimum=0.01, nullable=True,

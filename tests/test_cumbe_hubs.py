@@ -45,3 +45,39 @@ def test_the_divisor_and_the_budget_pick_the_longest_lists():
     # no room, or divisor 0: no table at all
     assert hubs.table(off, adj, n_u, 4 * len(p), divisor=2**30).size == 1
     assert hubs.table(off, adj, n_u, 2**20, divisor=0).size == 1
+
+
+def test_the_share_weighs_lists_by_their_degree_squared():
+    off = np.array([0, 3, 4, 5], np.int64)  # degrees 3, 1, 1
+    adj = np.array([0, 1, 2, 0, 1], np.int32)
+    tab = hubs.table(off, adj, 3, 2**20, divisor=1)  # 1 word a row: every list
+    assert hubs.share(tab, off) == 1.0
+    tab = hubs.table(off, adj, 3, 4 * (3 + 1), divisor=2**30)  # room for the longest only
+    assert hubs.rows(tab, 3) == 1 and hubs.share(tab, off) == pytest.approx(9 / 11)
+    assert hubs.share(hubs.NONE, off) == 0.0
+
+
+def test_a_run_launches_the_rows_build_only_when_they_take_enough_lookups(monkeypatch):
+    from cumbe import buffers, engine, grid, single_device
+    from cumbe.spec import run_options
+    from mbebench.csr import from_edges
+
+    # one vertex of the other side joined to all 200 candidates, 199 joined to one each
+    left = list(range(200)) + list(range(199))
+    right = [0] * 200 + list(range(1, 200))
+    prep = engine.prepare_for(from_edges(left, right, 200, 200), side="left")
+    plan = buffers.Plan(prep.n_u, prep.n_v, int(prep.adjU.size), int(prep.tasks.size), 3, 1,
+                        4, 64)
+    planned = single_device._Planned(grid.GridChoice(plan, 0, "", 2**30, buffers.nbytes(plan)),
+                                     False, 1, np.zeros(1))
+    opts = run_options(rounds=True, hub_divisor=1)  # rows for lists of 7 or more: one
+    got = single_device._with_hub_rows(opts, prep, planned)
+    assert hubs.rows(got.hubs, prep.n_v) == 1 and got.choice.plan.hub_words == got.hubs.size
+    assert got.choice.bytes == buffers.nbytes(got.choice.plan) > planned.choice.bytes
+    # that row takes 200**2 / (200**2 + 199) of the lookups: under a least share above it, none
+    monkeypatch.setattr(hubs, "LEAST_SHARE", 0.999)
+    assert single_device._with_hub_rows(opts, prep, planned) is planned
+    # nor without rounds, nor with divisor 0
+    assert single_device._with_hub_rows(run_options(hub_divisor=1), prep, planned) is planned
+    assert single_device._with_hub_rows(run_options(rounds=True, hub_divisor=0), prep,
+                                        planned) is planned

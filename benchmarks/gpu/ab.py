@@ -1,10 +1,11 @@
 """Two or more cuMBE builds on the same graphs, alternating, best of N (run on a GPU machine).
 
-    python benchmarks/gpu/ab.py --build paper= --build "rounds=--rounds" \\
+    python benchmarks/gpu/ab.py --build paper=--no-rounds --build rounds= \\
         --repeats 3 --out ab.jsonl GRAPH.csr [GRAPH.csr ...]
 
 A build is a name and the options of ``python -m cumbe run`` that select it (``NAME=OPTIONS``;
-empty: the default build, the cuMBE variant); ``--env NAME=VAR=VALUE`` also sets an environment
+empty: the default build, the cuMBE variant with the check in rounds; ``--no-rounds``: the
+paper's check); ``--env NAME=VAR=VALUE`` also sets an environment
 variable for that build's runs (a build switch such as ``CUMBE_MIN_BLOCKS``); ``--tree NAME=PATH``
 runs that build from another checkout (``python -m cumbe`` there: an earlier commit's build, for
 a before and after in one call; a ``PYTHONPATH`` would not do, ``-m`` puts the working

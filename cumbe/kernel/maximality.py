@@ -90,7 +90,7 @@ def make_maximality(cfg, grp):
         src = I32(oCB + cur * half)
         dst = I32(oCB + (1 - cur) * half)
         t = I32(gl)
-        # a loop each way: the search's is then the loop of a build without rows
+        # a loop each way, not a branch a vertex (1-4 % off with rows, H200)
         if HUBS and h >= 0:
             while t < m:
                 u = ld(W, I32(src + t))
