@@ -70,6 +70,24 @@ def table(offV: np.ndarray, adjV: np.ndarray, n_u: int, budget_bytes: int,
     return out
 
 
+def for_grid(prep, choice, divisor: int = DIVISOR):
+    """(table, grid choice with it) for a run whose grid is ``choice``
+    (:class:`cumbe.grid.GridChoice`): the rows in the memory the grid leaves of its budget, at
+    most the larger of the graph's lists' bytes and BUDGET_MIN, so that they never take a
+    block or arena words from the grid (a tight cap gets none); none (NONE, ``choice``) when
+    they would take under LEAST_SHARE of the lookups."""
+    from dataclasses import replace
+
+    from cumbe import buffers
+
+    room = min(max(4 * int(prep.adjV.size), BUDGET_MIN), choice.budget_bytes - choice.bytes)
+    tab = table(prep.offV, prep.adjV, prep.n_u, room, divisor)
+    if share(tab, prep.offV) < LEAST_SHARE:
+        return NONE, choice  # too few lookups in rows to pay for the build with them
+    plan = replace(choice.plan, hub_words=tab.size)
+    return tab, replace(choice, plan=plan, bytes=buffers.nbytes(plan))
+
+
 def share(tab: np.ndarray, offV: np.ndarray) -> float:
     """The share of the check's lookups that fall in rows, modelled: a vertex is in L' about
     as often as its degree, and a list is as long (so its degree squared)."""

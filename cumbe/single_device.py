@@ -274,7 +274,7 @@ class _Planned:
     needs: np.ndarray  # arena words of every task in the chosen layout
     free: int = 0  # device memory free, total (bytes) when the plan was made
     total: int = 0
-    hubs: np.ndarray = field(default_factory=lambda: hubs.NONE)  # the rounds build's hub table (cumbe.hubs)
+    hubs: np.ndarray = field(default_factory=lambda: hubs.NONE)  # rounds: cumbe.hubs
 
 
 def _plan(state: _Run, prep: Prepared, needs: np.ndarray):
@@ -311,10 +311,9 @@ def _plan(state: _Run, prep: Prepared, needs: np.ndarray):
     except grids.DoesNotFit as e:
         raise _does_not_fit(state, e, free, total, budget) from None
     t0 = state.timed("grid", t0)
-    planned = _with_hub_rows(opts, prep, planned)
+    planned = _with_hub_rows(opts, prep, planned)  # none: the rounds build (consts.Build.hubs)
     state.timed("hub_table", t0)
     if planned.hubs.size == 1 and build_switches(opts, prep, planned.compact).get("hubs"):
-        # no rows: the rounds build without the lookups (consts.Build.hubs)
         kern, blocks = _compiled(state, prep, planned.compact, hubs=False)
         if blocks < planned.choice.plan.blocks:  # (the same registers: not seen)
             nb = launch.grid_blocks(opts.blocks, blocks, opts.threads, state.dev_name)
@@ -324,22 +323,11 @@ def _plan(state: _Run, prep: Prepared, needs: np.ndarray):
 
 
 def _with_hub_rows(opts: RunOptions, prep: Prepared, planned: _Planned) -> _Planned:
-    """The rounds build's hub rows (:mod:`cumbe.hubs`) in the memory the chosen grid
-    leaves of the budget, at most the larger of the graph's lists' bytes and
-    hubs.BUDGET_MIN: they never take a block or arena words from the grid (a tight cap
-    gets none, and the run is what it was without them); none when they would take less than
-    hubs.LEAST_SHARE of the lookups."""
+    """The rounds build's hub rows in the memory the chosen grid leaves (:func:`hubs.for_grid`)."""
     if not (opts.rounds and opts.switches[0]) or not opts.hub_divisor:
         return planned
-    choice = planned.choice
-    room = min(max(4 * int(prep.adjV.size), hubs.BUDGET_MIN),
-               choice.budget_bytes - choice.bytes)
-    table = hubs.table(prep.offV, prep.adjV, prep.n_u, room, opts.hub_divisor)
-    if hubs.share(table, prep.offV) < hubs.LEAST_SHARE:
-        return planned  # too few lookups in rows to pay for the build with them
-    plan = replace(choice.plan, hub_words=table.size)
-    return replace(planned, hubs=table,
-                   choice=replace(choice, plan=plan, bytes=buffers.nbytes(plan)))
+    table, choice = hubs.for_grid(prep, planned.choice, opts.hub_divisor)
+    return planned if table.size == 1 else replace(planned, hubs=table, choice=choice)
 
 
 def _forced_arena(opts: RunOptions, base, budget: int, needs: np.ndarray, warps: int,
