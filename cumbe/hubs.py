@@ -33,25 +33,33 @@ def row_words(n_u: int) -> int:
     return (int(n_u) + 31) >> 5
 
 
-def table(offV: np.ndarray, adjV: np.ndarray, n_u: int, budget_bytes: int,
-          divisor: int = DIVISOR) -> np.ndarray:
-    """The rows for the vertices whose list has at least ``row_words / divisor`` entries
-    (their row costs at most ``divisor`` times their list), longest first, as many
-    as ``budget_bytes`` holds with the map; ``divisor`` 0: none.  Returns the table
-    (:data:`NONE` when no vertex gets a row)."""
+def chosen(offV: np.ndarray, n_u: int, budget_bytes: int, divisor: int = DIVISOR) -> np.ndarray:
+    """The vertices that get a row (:func:`table`), longest list first."""
     n_v = int(offV.shape[0]) - 1
     words = row_words(n_u)
     if divisor <= 0 or n_v <= 0 or words == 0:
-        return NONE
+        return np.zeros(0, np.int64)
     deg = np.diff(offV)
     least = max(1, -(-words // int(divisor)))
     hubs = np.flatnonzero(deg >= least)
     hubs = hubs[np.argsort(-deg[hubs], kind="stable")]
     # int32 offsets into the table itself
     fit = min((int(budget_bytes) // 4 - n_v) // words, (2**31 - 1 - n_v) // words)
-    hubs = hubs[:max(0, fit)]
+    return hubs[:max(0, fit)]
+
+
+def table(offV: np.ndarray, adjV: np.ndarray, n_u: int, budget_bytes: int,
+          divisor: int = DIVISOR) -> np.ndarray:
+    """The rows for the vertices whose list has at least ``row_words / divisor`` entries
+    (their row costs at most ``divisor`` times their list), longest first, as many
+    as ``budget_bytes`` holds with the map; ``divisor`` 0: none.  Returns the table
+    (:data:`NONE` when no vertex gets a row)."""
+    hubs = chosen(offV, n_u, budget_bytes, divisor)
     if hubs.size == 0:
         return NONE
+    n_v = int(offV.shape[0]) - 1
+    words = row_words(n_u)
+    deg = np.diff(offV)
     out = np.zeros(n_v + hubs.size * words, np.int32)
     out[:n_v] = -1
     out[hubs] = n_v + np.arange(hubs.size, dtype=np.int64) * words
@@ -93,9 +101,30 @@ def share(tab: np.ndarray, offV: np.ndarray) -> float:
     as often as its degree, and a list is as long (so its degree squared)."""
     if tab.size <= 1:
         return 0.0
+    return _share_of(np.flatnonzero(tab[:offV.shape[0] - 1] >= 0), offV)
+
+
+def _share_of(rows: np.ndarray, offV: np.ndarray) -> float:
     d2 = np.diff(offV).astype(np.float64) ** 2
     total = float(d2.sum())
-    return float(d2[tab[:d2.size] >= 0].sum()) / total if total else 0.0
+    return float(d2[rows].sum()) / total if total and rows.size else 0.0
+
+
+def wanted(opts) -> bool:
+    """Does a run with these options (:class:`cumbe.spec.RunOptions`) ask for rows: the check
+    in rounds (a reverse-scan variant) and a divisor?"""
+    return bool(opts.rounds and opts.switches[0] and opts.hub_divisor > 0)
+
+
+def may_have_rows(prep, grid_least_bytes: int, budget_bytes: int,
+                  divisor: int = DIVISOR) -> bool:
+    """Could a run get rows enough (LEAST_SHARE), with a grid of at least
+    ``grid_least_bytes`` in ``budget_bytes``?  Asked before any build is compiled, so that a
+    run which cannot have them (a tight cap) never compiles the build that reads them."""
+    room = min(max(4 * int(prep.adjV.size), BUDGET_MIN), int(budget_bytes) - int(grid_least_bytes))
+    if room <= 0:
+        return False
+    return _share_of(chosen(prep.offV, prep.n_u, room, divisor), prep.offV) >= LEAST_SHARE
 
 
 def rows(tab: np.ndarray, n_v: int) -> int:

@@ -212,7 +212,7 @@ def _prepare(state: _Run, prepared: Prepared | None) -> tuple[Prepared, np.ndarr
 
 def build_switches(opts: RunOptions, prep: Prepared, compact: bool, hubs: bool = True) -> dict:
     """The kernel build a run launches (:func:`cumbe.kernel.build`'s arguments, and the cubin
-    cache's key); ``hubs`` False: the run has no hub rows (:func:`_with_hub_rows`)."""
+    cache's key); ``hubs`` False: the run has no hub rows (:func:`_plan`)."""
     rs, es, ws = opts.switches
     build = dict(rs=rs, es=es, ws=ws, instr=opts.instrument, threads=opts.threads,
                  pieces=bool((prep.task_nk > 1).any()) and rs, compact=compact)
@@ -279,55 +279,55 @@ class _Planned:
 
 def _plan(state: _Run, prep: Prepared, needs: np.ndarray):
     """The build and the grid and layout that fit the device memory (and the cap)."""
-    opts, cuda = state.opts, state.cuda
+    opts = state.opts
     compact = bool(opts.compact_layout)
-    kern, max_blocks = _compiled(state, prep, compact)
     t0 = time.perf_counter()
-    if not state.sim:
-        dev = cuda.get_current_device()
-        state.dev_name = dev.name.decode() if isinstance(dev.name, bytes) else str(dev.name)
-        if max_blocks < 1:
-            raise launch.LaunchError(f"{state.label}: cuMBE kernel cannot run {opts.threads} "
-                                     f"threads per block on {state.dev_name}")
-    free, total = launch.device_memory(cuda)
+    free, total = launch.device_memory(state.cuda)
     if not np.isfinite(float(free)):  # the simulator has no memory limit
         free = total = 2**40
     elif state.kept is not None:  # what this run's buffers may reuse is its own
         free += state.kept.held_bytes()
-    t0 = state.timed("memory_query", t0)
-    nb_max = launch.grid_blocks(opts.blocks, max_blocks, opts.threads, state.dev_name)
-    warps = opts.threads // state.kernels.WARP
-    base = buffers.Plan(prep.n_u, prep.n_v, int(prep.adjU.size), int(prep.tasks.size), opts.k,
-                        nb_max, warps, 2)
+    state.timed("memory_query", t0)
     budget = grids.budget(free, opts.memory_cap)
+    warps = opts.threads // consts.WARP
+    one_block = buffers.Plan(prep.n_u, prep.n_v, int(prep.adjU.size), int(prep.tasks.size),
+                             opts.k, 1, warps, 2)
+    # a run that cannot have hub rows (a tight cap) never compiles the build that reads them
+    rows = hubs.wanted(opts) and hubs.may_have_rows(
+        prep, grids.smallest_bytes(needs, one_block), budget, opts.hub_divisor)
+    kern, max_blocks = _compiled(state, prep, compact, hubs=rows)
+    t0 = time.perf_counter()
+    if not state.sim:
+        dev = state.cuda.get_current_device()
+        state.dev_name = dev.name.decode() if isinstance(dev.name, bytes) else str(dev.name)
+        if max_blocks < 1:
+            raise launch.LaunchError(f"{state.label}: cuMBE kernel cannot run {opts.threads} "
+                                     f"threads per block on {state.dev_name}")
+    nb_max = launch.grid_blocks(opts.blocks, max_blocks, opts.threads, state.dev_name)
+    base = replace(one_block, blocks=nb_max)
     try:
         if opts.warp_arena_words:
             planned = _forced_arena(opts, base, budget, needs, warps, max_blocks)
         elif opts.compact_layout is None:
-            planned, kern = _choose_layout(state, prep, needs, base, budget, kern, max_blocks)
+            planned, kern = _choose_layout(state, prep, needs, base, budget, kern, max_blocks,
+                                           rows)
         else:
             planned = _Planned(grids.choose(needs, base, nb_max, budget), compact, max_blocks,
                                needs)
     except grids.DoesNotFit as e:
         raise _does_not_fit(state, e, free, total, budget) from None
     t0 = state.timed("grid", t0)
-    planned = _with_hub_rows(opts, prep, planned)  # none: the rounds build (consts.Build.hubs)
+    if rows:  # in the memory the chosen grid leaves
+        table, choice = hubs.for_grid(prep, planned.choice, opts.hub_divisor)
+        planned = replace(planned, hubs=table, choice=choice)
     state.timed("hub_table", t0)
-    if planned.hubs.size == 1 and build_switches(opts, prep, planned.compact).get("hubs"):
+    if rows and planned.hubs.size == 1:  # none after all: the rounds build (consts.Build.hubs)
         kern, blocks = _compiled(state, prep, planned.compact, hubs=False)
         if blocks < planned.choice.plan.blocks:  # (the same registers: not seen)
             nb = launch.grid_blocks(opts.blocks, blocks, opts.threads, state.dev_name)
             planned = replace(planned, max_blocks=blocks, choice=grids.choose(
                 planned.needs, replace(base, blocks=nb), nb, budget))
     return kern, replace(planned, free=free, total=total)
-
-
-def _with_hub_rows(opts: RunOptions, prep: Prepared, planned: _Planned) -> _Planned:
-    """The rounds build's hub rows in the memory the chosen grid leaves (:func:`hubs.for_grid`)."""
-    if not (opts.rounds and opts.switches[0]) or not opts.hub_divisor:
-        return planned
-    table, choice = hubs.for_grid(prep, planned.choice, opts.hub_divisor)
-    return planned if table.size == 1 else replace(planned, hubs=table, choice=choice)
 
 
 def _forced_arena(opts: RunOptions, base, budget: int, needs: np.ndarray, warps: int,
@@ -343,9 +343,9 @@ def _forced_arena(opts: RunOptions, base, budget: int, needs: np.ndarray, warps:
     return _Planned(choice, bool(opts.compact_layout), max_blocks, needs)
 
 
-def _choose_layout(state: _Run, prep: Prepared, needs, base, budget, kern, max_blocks):
-    """:func:`cumbe.grid.choose_layout`; the compact build when it chose that layout (with
-    the grid planned again when that build fits fewer blocks)."""
+def _choose_layout(state: _Run, prep: Prepared, needs, base, budget, kern, max_blocks, rows):
+    """:func:`cumbe.grid.choose_layout`; the compact build (``rows``: with hub rows) when it
+    chose that layout (the grid planned again when that build fits fewer blocks)."""
     rs = state.opts.switches[0]
     # computed only when memory is short, and once
     compact_needs = functools.cache(lambda: task_needs(prep, rs, True))
@@ -356,7 +356,7 @@ def _choose_layout(state: _Run, prep: Prepared, needs, base, budget, kern, max_b
         return _Planned(choice, False, max_blocks, needs), kern
     choice = replace(choice, reason=f"{choice.reason} (compact task layout)")
     needs = compact_needs()
-    kern, blocks = _compiled(state, prep, True)
+    kern, blocks = _compiled(state, prep, True, hubs=rows)
     if blocks < max_blocks:  # the other build fits fewer blocks: plan again
         max_blocks = blocks
         nb_max = launch.grid_blocks(state.opts.blocks, max_blocks, state.opts.threads,

@@ -3,6 +3,8 @@ lists get them first, and the memory given is never exceeded."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -71,13 +73,20 @@ def test_a_run_launches_the_rows_build_only_when_they_take_enough_lookups(monkey
     planned = single_device._Planned(grid.GridChoice(plan, 0, "", 2**30, buffers.nbytes(plan)),
                                      False, 1, np.zeros(1))
     opts = run_options(rounds=True, hub_divisor=1)  # rows for lists of 7 or more: one
-    got = single_device._with_hub_rows(opts, prep, planned)
-    assert hubs.rows(got.hubs, prep.n_v) == 1 and got.choice.plan.hub_words == got.hubs.size
-    assert got.choice.bytes == buffers.nbytes(got.choice.plan) > planned.choice.bytes
+    assert hubs.wanted(opts)
+    tab, got = hubs.for_grid(prep, planned.choice, opts.hub_divisor)
+    assert hubs.rows(tab, prep.n_v) == 1 and got.plan.hub_words == tab.size
+    assert got.bytes == buffers.nbytes(got.plan) > planned.choice.bytes
+    # a grid that leaves no room: none, and a run with that budget never compiles the build
+    # that reads them
+    small = planned.choice.bytes
+    assert not hubs.may_have_rows(prep, small, small, 1)
+    assert hubs.may_have_rows(prep, small, small + 4 * (prep.n_v + 7), 1)
+    assert hubs.for_grid(prep, replace(planned.choice, budget_bytes=small), 1)[0] is hubs.NONE
     # that row takes 200**2 / (200**2 + 199) of the lookups: under a least share above it, none
     monkeypatch.setattr(hubs, "LEAST_SHARE", 0.999)
-    assert single_device._with_hub_rows(opts, prep, planned) is planned
+    assert hubs.for_grid(prep, planned.choice, 1) == (hubs.NONE, planned.choice)
+    assert not hubs.may_have_rows(prep, small, 2**30, 1)
     # nor without rounds, nor with divisor 0
-    assert single_device._with_hub_rows(run_options(hub_divisor=1), prep, planned) is planned
-    assert single_device._with_hub_rows(run_options(rounds=True, hub_divisor=0), prep,
-                                        planned) is planned
+    assert not hubs.wanted(run_options(hub_divisor=1))
+    assert not hubs.wanted(run_options(rounds=True, hub_divisor=0))
