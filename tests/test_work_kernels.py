@@ -40,11 +40,25 @@ def _graphs():
 
 
 GRAPHS = _graphs()
-VARIANTS = list(work_analysis.PRESETS) + [
-    "imbea:side=other,check=1,twin=0,buildq=1",
-    "parmbe:side=other,order=random,skip=0",
+# Every switch value of each family once, in as few builds as cover them (a build compiles
+# for ~10 s): the orders and sides reuse the engine's build.
+VARIANTS = [
+    "I", "I-side", "I-desc", "I-random", "I-twin0", "I-closure", "I-all-twin0",
     "imbea:order=random,twin=2,wmode=1",
+    "P", "P-side", "P-desc", "P-random",
+    "parmbe:side=other,order=random,skip=0,wcache=1,wstatic=4",
+    "parmbe:order=desc,vmajor=1,wstatic=16",
 ]
+
+
+def test_variants_cover_every_switch_value():
+    seen = {}
+    for v in VARIANTS + list(work_analysis.PRESETS):
+        fam, spec = work_analysis.parse_variant(v)
+        for k, val in spec.items():
+            seen.setdefault((fam, k), [set(), set()])[v in VARIANTS].add(val)
+    missing = {k: all_ - tested for k, (all_, tested) in seen.items() if all_ - tested}
+    assert not missing, f"preset switch values that no tested variant runs: {missing}"
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
