@@ -8,6 +8,7 @@ import subprocess
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 
 def _load(name: str, file: str):
@@ -30,6 +31,19 @@ def test_the_hub_grades_exceed_the_small_grades_caps():
     assert np.diff(small.left_offsets).max() <= 2000
     assert np.diff(small.right_offsets).max() <= 4000
     assert np.diff(hubs.right_offsets).max() > 4000
+
+
+def test_a_grade_with_another_exponent_lies_between_grades(tmp_path):
+    xl, between = scale.planted("xl"), scale.planted("xl", exponent=2.3)
+    assert between.n_edges == xl.n_edges
+    # a smaller exponent: heavier hubs within the same caps
+    assert np.diff(between.right_offsets).max() > np.diff(xl.right_offsets).max()
+    made = scale.make("planted-xl-e2.3", tmp_path, tmp_path)
+    assert made.name == "planted-xl-e2.3.csr"
+    assert np.array_equal(scale.read_csr(made).right_offsets, between.right_offsets)
+    for bad in ("planted-nope", "planted-xl-e9"):
+        with pytest.raises(ValueError, match="planted-|grade"):
+            scale.make(bad, tmp_path, tmp_path)
 
 
 def test_every_grade_is_described():

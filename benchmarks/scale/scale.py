@@ -22,6 +22,8 @@ Graphs (``--graphs``, comma list; default: every one below):
 * ``planted-<grade>``: a Chung-Lu graph with planted near-bicliques (benchmarks/standins.py),
   grades xs < s < m < l (more blocks, larger pools), then l's blocks on ever heavier hubs:
   xl (degree caps 20,000 / 40,000), xxl (and power-law exponent 2.2), xxxl (2.1, no caps);
+  ``planted-<grade>-e<exponent>`` is that grade with another exponent (xl is 2.5, xxl 2.2:
+  ``planted-xl-e2.3`` lies between them);
 * ``crown-<n>`` (n x n minus a perfect matching: 2^n - 2 maximal bicliques) and
   ``crowns-<n>x<c>`` (c disjoint crowns).
 """
@@ -93,9 +95,16 @@ def tile(g: CSRGraph, times: int, rewire: float = 0.01, seed: int = 1) -> CSRGra
                       g.n_left * times, g.n_right * times)
 
 
-def planted(grade: str, seed: int = 1) -> CSRGraph:
-    m, nb, ls, rs, p, (pl, pr), exponent, (cl, cr) = PLANTED[grade]
-    params = standins.Params(preset=f"planted-{grade}", n_left=m // 4, n_right=m // 12,
+def planted(grade: str, seed: int = 1, exponent: float | None = None) -> CSRGraph:
+    """Grade ``grade``'s graph; ``exponent`` replaces its power law's (a grade between two)."""
+    if grade not in PLANTED:
+        raise ValueError(f"unknown planted grade {grade!r} (known: {', '.join(PLANTED)})")
+    m, nb, ls, rs, p, (pl, pr), own, (cl, cr) = PLANTED[grade]
+    exponent = own if exponent is None else exponent
+    if not 2.0 < exponent < 4.0:
+        raise ValueError(f"planted-{grade}: power-law exponent {exponent} is outside (2, 4)")
+    name = f"planted-{grade}" + ("" if exponent == own else f"-e{exponent:g}")
+    params = standins.Params(preset=name, n_left=m // 4, n_right=m // 12,
                              n_edges=m, exponent_left=exponent, exponent_right=exponent,
                              cap_left=cl, cap_right=cr,
                              blocks=standins.Blocks(nb, ls, rs, p, pl, pr), seed=seed)
@@ -112,8 +121,8 @@ def make(name: str, archives: Path, work: Path) -> Path:
         g = standins.crown(int(m[1]))
     elif m := re.fullmatch(r"crowns-(\d+)x(\d+)", name):
         g = standins.crown_union(int(m[1]), int(m[2]))
-    elif m := re.fullmatch(r"planted-(\w+)", name):
-        g = planted(m[1])
+    elif m := re.fullmatch(r"planted-(\w+?)(?:-e(\d+(?:\.\d+)?))?", name):
+        g = planted(m[1], exponent=None if m[2] is None else float(m[2]))
     elif m := re.fullmatch(r"(.+)-x(\d+)", name):
         base = work / f"{m[1]}.csr"
         if not base.exists():
