@@ -23,7 +23,7 @@ Graphs (``--graphs``, comma list; default: every one below):
   grades xs < s < m < l (more blocks, larger pools), then l's blocks on ever heavier hubs:
   xl (degree caps 20,000 / 40,000), xxl (and power-law exponent 2.2), xxxl (2.1, no caps);
   ``planted-<grade>-e<exponent>`` is that grade with another exponent (xl is 2.5, xxl 2.2:
-  ``planted-xl-e2.3`` lies between them);
+  ``planted-xl-e2.3`` lies between them; the default runs e2.4 and e2.3);
 * ``crown-<n>`` (n x n minus a perfect matching: 2^n - 2 maximal bicliques) and
   ``crowns-<n>x<c>`` (c disjoint crowns).
 """
@@ -54,7 +54,8 @@ from benchmarks import standins  # noqa: E402
 
 DEFAULT_GRAPHS = ("marvel-x12", "marvel-x60", "youtube-groupmemberships-x10",
                   "movielens-10m_ui-x20", "edit-nawiki-x8", "planted-xs", "planted-s",
-                  "planted-m", "planted-l", "planted-xl", "planted-xxl", "crown-22",
+                  "planted-m", "planted-l", "planted-xl", "planted-xl-e2.4", "planted-xl-e2.3",
+                  "planted-xxl", "crown-22",
                   "crowns-18x8")
 VARIANTS = ("cuMBE",)
 PUBLISHED = ("gmbe", "cumbe_orig")
