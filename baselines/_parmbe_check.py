@@ -92,6 +92,17 @@ def _closure_size(vo, vi, ui, base, adj, lo, ln, target, buf, ctr):
     ``closure_long`` if its shortest list holds more than 32 vertices (a warp's lanes).
     """
     best, bd = _shortest(vo, ui, base, adj, lo, ln)
+    if ctr is not None:
+        # a scan that stops once a chunk of 32 holds a list no longer than the target (the
+        # test then holds: the list is the target's vertices), against the whole scan
+        stop = ln
+        for e in range(lo, lo + ln):
+            y = ui[base + adj[e]]
+            if vo[y + 1] - vo[y] <= target:
+                stop = min(ln, ((e - lo) // 32 + 1) * 32)
+                break
+        ctr[work_counters.C_CSCAN] += ln
+        ctr[work_counters.C_CSCANSTOP] += stop
     # ``work`` feeds the counters only: every update is inside ``ctr is not None``,
     # which numba prunes for the engine (an unguarded one costs the engine time)
     work = ln

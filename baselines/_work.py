@@ -46,6 +46,8 @@ COUNTERS = (
     "closure_tried",  # vertices of the running intersection looked up in the next list
     "closure_tried_r",  # ... of them the node's own right side (always there: |R'| a list)
     "closure_rounds32",  # rounds of a 32-lane model: R' left out, 32 // (vertices left) lists
+    "closure_scan",  # elements: the lengths of Γ''s lists read to find the shortest
+    "closure_scan_stop",  # ... in 32-entry chunks stopping at the first no longer than the target
 )
 NCTR = len(COUNTERS)
 (
@@ -81,6 +83,8 @@ NCTR = len(COUNTERS)
     C_CTRIED,
     C_CTRIEDR,
     C_CROUNDS,
+    C_CSCAN,
+    C_CSCANSTOP,
 ) = range(NCTR)
 
 
