@@ -5,7 +5,7 @@ design switches of ``baselines._imbea_kernel.build`` /
 graph.
 
     python benchmarks/cpu/work_analysis.py GRAPH.csr [--variants NAME,NAME,...]
-        [--no-engines] [--json OUT.jsonl] [--label TEXT]
+        [--no-engines] [--every K] [--json OUT.jsonl] [--label TEXT]
 
 A variant is ``FAMILY[:key=value,...]``: family ``imbea`` (bitset rows, Q) or
 ``parmbe`` (per-vertex lists, closure), keys as the arguments of the two
@@ -18,7 +18,9 @@ Every variant's count and fingerprint are compared with the engines'
 (baselines.imbea.run and baselines.parmbe.run_serial, also timed, unless
 --no-engines; then with the first variant's): a disagreement is printed as
 DISAGREE and the exit status is 1.  Times are one run each, after a JIT
-warm-up on a tiny graph, in this process.
+warm-up on a tiny graph, in this process.  ``--every K`` runs every K-th first-level task
+in rank order only (a sample of a graph too large to model whole; the variants then agree
+with each other, the engines are not run).
 """
 
 from __future__ import annotations
@@ -120,7 +122,9 @@ def cand_side(graph: CSRGraph, fam: str, side: str) -> bool:
     return eng if side == "auto" else candidates_on_left(graph, side)
 
 
-def run_variant(graph: CSRGraph, name: str) -> dict:
+def run_variant(graph: CSRGraph, name: str, every: int = 1, first: int = 0) -> dict:
+    """One variant's run: its count, fingerprint, times and counters; ``every``, ``first``:
+    the first-level tasks ``first``, ``first + every``, ... in rank order only (a sample)."""
     fam, spec = parse_variant(name)
     left = cand_side(graph, fam, spec["side"])
     lo, li = _arr(graph.left_offsets, np.int64), _arr(graph.left_indices, np.int32)
@@ -133,7 +137,7 @@ def run_variant(graph: CSRGraph, name: str) -> dict:
     if fam == "imbea":
         search = _imbea_kernel.build(*(spec[k] for k in BUILD_KEYS))
         start = twin_filter(c_off, c_idx, rank)
-        tasks = order[start[order]]
+        tasks = order[start[order]][first::every]
         w_left, w_right = elem_weights(graph.n_left, graph.n_right)
         wc, wl = (w_left, w_right) if left else (w_right, w_left)
         ones = np.ones(tasks.size, np.int32)  # whole subtrees: piece 0 of 1
@@ -142,7 +146,7 @@ def run_variant(graph: CSRGraph, name: str) -> dict:
     else:
         search = _parmbe_kernel.build(skip=bool(spec["skip"]), vmajor=bool(spec["vmajor"]),
                                       wcache=bool(spec["wcache"]), wstatic=int(spec["wstatic"]))
-        verts = order[np.diff(c_off)[order] > 0]
+        verts = order[np.diff(c_off)[order] > 0][first::every]
         ones = np.ones(verts.size, np.int32)  # whole subproblems: piece 0 of 1
         cnt, slot, touched, buf = parmbe_plan.new_scratch(c_off, l_off)
         count, fp = search(c_off, c_idx, l_off, l_idx, rank.astype(np.int32), verts, ones - 1,
@@ -231,6 +235,8 @@ def main(argv=None) -> int:
     ap.add_argument("--table", type=Path, help="print the last record of this JSONL as markdown")
     ap.add_argument("--variants", default="all")
     ap.add_argument("--no-engines", action="store_true")
+    ap.add_argument("--every", type=int, default=1, metavar="K",
+                    help="every K-th first-level task only (implies --no-engines)")
     ap.add_argument("--json", type=Path)
     ap.add_argument("--label", default="")
     a = ap.parse_args(argv)
@@ -239,6 +245,9 @@ def main(argv=None) -> int:
         return 0
     if a.graph is None:
         ap.error("give a graph (or --table)")
+    if a.every < 1:
+        ap.error("--every must be at least 1")
+    a.no_engines = a.no_engines or a.every > 1
     names = list(PRESETS) if a.variants == "all" else a.variants.split(",")
     for n in names:
         parse_variant(n)
@@ -259,7 +268,8 @@ def main(argv=None) -> int:
         ref = (rows[0]["count"], rows[0]["fingerprint"])
     bad = 0
     for n in names:
-        r = run_variant(g, n)
+        r = run_variant(g, n, a.every)
+        r["every"] = a.every
         rows.append(r)
         if ref is None:
             ref = (r["count"], r["fingerprint"])
