@@ -162,6 +162,7 @@ def run_variant(graph: CSRGraph, name: str, every: int = 1, first: int = 0) -> d
         "seconds": round(secs, 3),
         "cpu_seconds": round(cpu, 3),
         "counters": as_dict(ctr),
+        "every": every,
     }
 
 
@@ -269,7 +270,6 @@ def main(argv=None) -> int:
     bad = 0
     for n in names:
         r = run_variant(g, n, a.every)
-        r["every"] = a.every
         rows.append(r)
         if ref is None:
             ref = (r["count"], r["fingerprint"])
