@@ -17,6 +17,8 @@ or ``jitcache.keyed(cuda.jit(cache=True)(fn))`` for a dispatcher built at run ti
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import json
 import os
@@ -100,7 +102,50 @@ def keyed(dispatcher, module: str | None = None, extra: tuple = ()):
         return (*index_key(sig, codegen), sources_digest(module_name), *extra)
 
     cache._index_key = _index_key
+    _serialise(cache._cache_file)
     return dispatcher
+
+
+@contextlib.contextmanager
+def _flock(path: str):
+    """An exclusive lock on ``path`` (created), held by this process; none where the folder
+    refuses one (numba's cache then works, or fails, as it does without)."""
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        f = open(path, "a")  # noqa: SIM115 - entered below, once it opened
+    except OSError:
+        yield
+        return
+    with f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def _serialise(cache_file) -> None:
+    """Make numba's index-and-data cache file safe for several processes at once.
+
+    Every build of a factory's kernel (cuMBE's variants, ParMBE's work-analysis builds) is
+    one function to numba, so all of them share one index file.  numba's ``save`` reads the
+    index, picks the first data-file number not in it, writes the index and then the data:
+    two processes saving different builds at once can both pick number 1, and the index of
+    one then names the data of the other, a kernel of another build served from the cache
+    (found as a crash in a ParMBE build; for cuMBE it would be a wrong count).  The lock
+    makes each save and load one step, across processes."""
+    lock = os.path.join(cache_file._cache_path, cache_file._index_name + ".lock")
+    save, load = cache_file.save, cache_file.load
+
+    def locked_save(key, data):
+        with _flock(lock):
+            return save(key, data)
+
+    def locked_load(key):
+        with _flock(lock):
+            return load(key)
+
+    cache_file.save, cache_file.load = locked_save, locked_load
 
 
 def _module_file(name: str) -> Path | None:

@@ -156,3 +156,69 @@ def test_the_import_scan_finds_every_import_a_full_parse_finds():
                 b"from a import (b,\n    c)\nimport d, \\\n  e\n"]
     for src in sources:
         assert names(ast.walk(ast.parse(src))) <= names(jitcache._import_statements(src))
+
+
+# Builds of one factory are one function to numba: they share one cache index.
+FACTORY = """
+from numba import njit
+
+from mbebench.jitcache import keyed
+
+
+def build(c):
+    @keyed
+    @njit(cache=True)
+    def probe(v):
+        return v * 0 + c
+
+    return probe
+"""
+# Compile one build while numba's cache writes are slowed: its index after ``idx`` s, its
+# data ``data`` s later.  Both children pass a barrier first, so their saves overlap.
+SAVER = """
+import json, os, sys, time
+from pathlib import Path
+from numba.core import caching
+
+c, idx, data, barrier = int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3]), Path(sys.argv[4])
+F = caching.IndexDataCacheFile
+save_index, save_data = F._save_index, F._save_data
+F._save_index = lambda self, o: (time.sleep(idx), save_index(self, o))[1]
+F._save_data = lambda self, n, d: (time.sleep(data), save_data(self, n, d))[1]
+import factory
+(barrier / str(c)).touch()
+while len(list(barrier.iterdir())) < 2:
+    time.sleep(0.01)
+print(json.dumps(int(factory.build(c)(1))))
+"""
+LOADER = ("import json, factory\n"
+          "fs = [factory.build(c) for c in (1, 2)]\n"
+          "print(json.dumps([int(f(1)) for f in fs] + [sum(f.stats.cache_hits.values()) "
+          "for f in fs]))\n")
+
+
+def test_two_processes_saving_two_builds_at_once_never_cross_their_cache_entries(tmp_path):
+    # Unlocked, build 1 reads the empty index, names its data file 1 and writes the index
+    # at 1.5 s and its data at 6 s; build 2 read the same empty index, so it writes
+    # {build 2: file 1} at 3 s and its data at 3 s, which build 1 then overwrites: the index
+    # names build 1's code for build 2, and a later process gets 1 from build(2).
+    work = _copy(tmp_path)
+    (work / "factory.py").write_text(FACTORY)
+    barrier = tmp_path / "barrier"
+    barrier.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NUMBA_")}
+    env["PYTHONPATH"] = str(work)
+    kids = [subprocess.Popen([sys.executable, "-c", SAVER, str(c), idx, data, str(barrier)],
+                             cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True)
+            for c, idx, data in ((1, "1.5", "4.5"), (2, "3", "0"))]
+    for c, kid in enumerate(kids, 1):
+        out, err = kid.communicate(timeout=600)
+        assert kid.returncode == 0, err[-3000:]
+        assert json.loads(out.splitlines()[-1]) == c
+    p = subprocess.run([sys.executable, "-c", LOADER], cwd=work, env=env, capture_output=True,
+                       text=True, timeout=600, check=False)
+    assert p.returncode == 0, p.stderr[-3000:]
+    one, two, hits1, hits2 = json.loads(p.stdout.splitlines()[-1])
+    assert (one, two) == (1, 2)
+    assert hits1 and hits2  # both served from the cache: the saves were not lost either
