@@ -85,8 +85,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--threads", type=int, default=d["threads"], help="CUDA threads per block")
     r.add_argument("--blocks-per-sm", type=int, default=d["blocks_per_sm"], metavar="B",
                    help="compile the kernel for B blocks an SM (fewer registers a thread; "
-                        "default 0: 768 threads an SM); 8 of 128 threads was faster on graphs "
-                        "over 0.1 s and slower on small ones (docs/gpu-performance.md)")
+                        "default 0: 768 threads an SM); 8 of 128 threads was 3-5 %% faster on "
+                        "large tiles, slower on small graphs and on a dense-core grade "
+                        "(docs/gpu.md, Performance)")
     r.add_argument("--rounds", action=argparse.BooleanOptionalAction, default=None,
                    help="the maximality check in rounds with hub bit rows (R' out of the "
                         "running intersection, several lists a round; docs/gpu.md): the "
