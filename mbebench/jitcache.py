@@ -109,15 +109,20 @@ def keyed(dispatcher, module: str | None = None, extra: tuple = ()):
 @contextlib.contextmanager
 def _flock(path: str):
     """An exclusive lock on ``path`` (created), held by this process; none where the folder
-    refuses one (numba's cache then works, or fails, as it does without)."""
+    or its file system refuses one (a read-only cache, NFS without locks): numba's cache then
+    works, or fails, as it does without."""
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        f = open(path, "a")  # noqa: SIM115 - entered below, once it opened
+        f = open(path, "a")  # noqa: SIM115 - closed below, once it opened
     except OSError:
         yield
         return
     with f:
-        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX)
+        except OSError:
+            yield
+            return
         try:
             yield
         finally:

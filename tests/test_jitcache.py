@@ -222,3 +222,25 @@ def test_two_processes_saving_two_builds_at_once_never_cross_their_cache_entries
     one, two, hits1, hits2 = json.loads(p.stdout.splitlines()[-1])
     assert (one, two) == (1, 2)
     assert hits1 and hits2  # both served from the cache: the saves were not lost either
+
+
+def test_a_lock_the_file_system_refuses_is_skipped_not_an_error(tmp_path, monkeypatch):
+    # NFS without lock support: flock raises; the save goes on unlocked, never fails a compile
+    import fcntl
+
+    def refuse(f, op):
+        raise OSError(37, "No locks available")
+
+    monkeypatch.setattr(fcntl, "flock", refuse)
+    seen = []
+    with jitcache._flock(str(tmp_path / "c" / "x.nbi.lock")):
+        seen.append(True)
+    assert seen == [True] and (tmp_path / "c" / "x.nbi.lock").exists()
+
+    def read_only(*args, **kwargs):
+        raise PermissionError(13, "Read-only file system")
+
+    monkeypatch.setattr(jitcache, "open", read_only, raising=False)
+    with jitcache._flock(str(tmp_path / "c" / "y.nbi.lock")):  # the lock file cannot be made
+        seen.append(True)
+    assert seen == [True, True] and not (tmp_path / "c" / "y.nbi.lock").exists()
