@@ -178,15 +178,10 @@ _BUILD_LOCK = threading.Lock()  # flock is per open file: threads of one process
 @contextlib.contextmanager
 def _locked(path: Path):
     """An exclusive lock on ``path`` (a lock file), between threads and processes."""
-    import fcntl
+    from mbebench.jitcache import file_lock
 
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with _BUILD_LOCK, open(path, "a") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
+    with _BUILD_LOCK, file_lock(path):
+        yield
 
 
 def build(name: str | None = None) -> Path | None:

@@ -107,26 +107,24 @@ def keyed(dispatcher, module: str | None = None, extra: tuple = ()):
 
 
 @contextlib.contextmanager
-def _flock(path: str):
-    """An exclusive lock on ``path`` (created), held by this process; none where the folder
-    or its file system refuses one (a read-only cache, NFS without locks): numba's cache then
-    works, or fails, as it does without."""
-    try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        f = open(path, "a")  # noqa: SIM115 - closed below, once it opened
-    except OSError:
+def file_lock(path):
+    """An exclusive lock on the lock file ``path`` (made, with its folder), between processes
+    and between threads that each hold a file of their own; closing the file releases it.
+    Raises OSError where the folder or its file system refuses one."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
         yield
-        return
-    with f:
-        try:
-            fcntl.flock(f, fcntl.LOCK_EX)
-        except OSError:
-            yield
-            return
-        try:
-            yield
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def _lock_if_allowed(path) -> contextlib.ExitStack:
+    """:func:`file_lock`, or nothing where it is refused (a read-only cache, NFS without
+    locks): numba's cache then works, or fails, as it does without, never fails a compile."""
+    stack = contextlib.ExitStack()
+    with contextlib.suppress(OSError):
+        stack.enter_context(file_lock(path))
+    return stack
 
 
 def _serialise(cache_file) -> None:
@@ -143,11 +141,11 @@ def _serialise(cache_file) -> None:
     save, load = cache_file.save, cache_file.load
 
     def locked_save(key, data):
-        with _flock(lock):
+        with _lock_if_allowed(lock):
             return save(key, data)
 
     def locked_load(key):
-        with _flock(lock):
+        with _lock_if_allowed(lock):
             return load(key)
 
     cache_file.save, cache_file.load = locked_save, locked_load
