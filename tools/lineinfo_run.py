@@ -1,0 +1,89 @@
+"""The cuMBE command line with line info in the kernel's device functions as well, for Nsight
+Compute's source page (docs/gpu-performance.md, "A dense-core grade"):
+
+    ncu --kernel-name regex:kernel --launch-count 1 --warp-sampling-interval 17 \
+        --metrics smsp__pcsamp_sample_count,group:smsp__pcsamp_warp_stall_reasons \
+        -o prof python tools/lineinfo_run.py run GRAPH.csr
+    ncu --import prof.ncu-rep --page source --csv --print-source cuda,sass > lines.csv
+
+``CUMBE_LINEINFO=1`` gives the kernel line info, but its device functions are compiled apart
+and inlined, and without their own every instruction of the search counts to the kernel's
+line that calls it.  Here ``numba.cuda.jit`` is wrapped so that the device functions of
+``cumbe/kernel/`` get ``lineinfo=True`` too, but those of ``lists.py`` (its fingerprint
+module's generated names stop NVVM: "Symbol name with unsupported characters"; their lines
+count to their callers), and the debug-info names of closures (``make.<locals>.f``) are made
+plain identifiers.  A build with line info is a build of its own: it compiles into a cache
+directory of its own (``NUMBA_CACHE_DIR``, default a ``mbebench-lineinfo`` folder in the
+temporary directory) and ran at the default build's speed on planted-xl-e2.3 (16.5 s against
+16.4 s, H200).  Set ``--warp-sampling-interval`` on runs of seconds: with the default the
+samples came from the first seconds only."""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+import tempfile
+
+SKIP = ("lists.py",)
+
+
+def wants_lineinfo(filename: str) -> bool:
+    """Whether a device function defined in ``filename`` gets line info."""
+    parts = filename.replace(os.sep, "/").split("/")
+    return parts[-3:-1] == ["cumbe", "kernel"] and parts[-1] not in SKIP
+
+
+def plain_name(name: str) -> str:
+    """A debug-info name NVVM takes: closures' ``<locals>`` and the like become ``_``."""
+    return re.sub(r"[^A-Za-z0-9_.$]", "_", name)
+
+
+def wrap_jit(jit):
+    """``jit`` with ``lineinfo=True`` for the device functions :func:`wants_lineinfo` names."""
+
+    def patched(*args, **kw):
+        if args or not kw.get("device"):
+            return jit(*args, **kw)
+        plain = jit(**kw)
+
+        def decorate(f):
+            code = getattr(f, "__code__", None)
+            if code is not None and wants_lineinfo(code.co_filename):
+                return jit(lineinfo=True, **kw)(f)
+            return plain(f)
+
+        return decorate
+
+    return patched
+
+
+def enable() -> None:
+    """Patch numba before cumbe's kernel modules are imported."""
+    os.environ.setdefault("CUMBE_LINEINFO", "1")
+    os.environ.setdefault("NUMBA_CACHE_DIR",
+                          os.path.join(tempfile.gettempdir(), "mbebench-lineinfo"))
+    from numba import cuda
+    from numba.cuda import debuginfo
+
+    cuda.jit = wrap_jit(cuda.jit)
+    sub = debuginfo.DIBuilder._di_subprogram
+
+    def subprogram(self, name, linkagename, line, function, argmap):
+        return sub(self, plain_name(name), linkagename, line, function, argmap)
+
+    debuginfo.DIBuilder._di_subprogram = subprogram
+
+
+def main(argv: list[str]) -> int:
+    if "cumbe.kernel" in sys.modules:
+        raise SystemExit("tools/lineinfo_run.py: cumbe.kernel was imported before the patch")
+    enable()
+    sys.path.insert(0, os.getcwd())
+    from cumbe.__main__ import main as cumbe_main
+
+    return cumbe_main(argv)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
