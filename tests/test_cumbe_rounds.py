@@ -4,7 +4,8 @@ test_cumbe_paths.py), on graphs that force each of its steps: neighbour lists lo
 warp (the running intersection in several chunks, one list a round before R' is taken out),
 short ones (R' out at once, several lists a round), vertices whose neighbourhood contains a
 task root's (R' at the root holds more than the root), stolen nodes (R' copied from the
-victim) and tasks in pieces; the lists looked up in hub bit rows (every list on these small
+victim), tasks in pieces and block-wide tasks whose L' spans both warps of the block (their
+warps' shuffled sums meet in one shared word); the lists looked up in hub bit rows (every list on these small
 graphs, by default), in none (``hub_divisor`` 0) and in some (``mixed``: rows only for its
 long lists).  tools/mutations.toml lists the breaks these runs catch."""
 
@@ -21,6 +22,7 @@ import json
 import numpy as np
 from cumbe import engine
 from cumbe.prepare import split
+from cumbe.selfcheck import block_arena
 from mbebench.csr import from_edges
 from mbebench.oracle import count_and_fingerprint
 
@@ -41,25 +43,35 @@ short_lists = np.nonzero(m)
 p = np.where(np.arange(16) % 2 == 0, 0.3, 0.015)
 m = rng.random((96, 16)) < p
 mixed = np.nonzero(m)
+# 6 x 72 at density 0.9: two vertices of the 6 side share about 58 neighbours
+m = np.random.default_rng(5).random((6, 72)) < 0.9
+wide = np.nonzero(m)
 graphs = {"long": from_edges(*long_lists, n_left=7, n_right=44),
+          "wide": from_edges(*wide, n_left=6, n_right=72),
           "short": from_edges(*short_lists, n_left=9, n_right=9),
           "mixed": from_edges(*mixed, n_left=96, n_right=16)}
 runs = [("long", "right", {}), ("long", "left", {"eager_steal": 1}),
         ("short", "right", {"eager_steal": 1}), ("short", "left", {}),
         ("short", "right", {"pieces": 3, "eager_steal": 1}),
         ("long", "right", {"hub_divisor": 0}), ("short", "left", {"hub_divisor": 0}),
-        ("mixed", "left", {"hub_divisor": 1, "eager_steal": 1})]
+        ("mixed", "left", {"hub_divisor": 1, "eager_steal": 1}),
+        # block-wide tasks (two warps each), stealing, whose L' runs past a warp's 32 lanes
+        # (about 50 of 72), so that each warp adds its own part of the L sum
+        ("wide", "left", {"block_wide": 1, "eager_steal": 1})]
 out = []
 for name, side, extra in runs:
     g = graphs[name]
     kw = dict(extra)
     if kw.pop("pieces", 0):
         kw["prepared"] = split(engine.prepare_for(g, "cuMBE", side), 1.0, 3)
+    if kw.pop("block_wide", 0):
+        kw["warp_arena_words"] = block_arena(g, dict(variant="cuMBE", side=side, threads=64))
     res = engine.run(g, threads=64, k=3, side=side, rounds=True, **kw)
     want = count_and_fingerprint(g)
     out.append(dict(graph=name, side=side, extra=sorted(extra), want=[want[0], want[1]],
                     got=[res.count, res.fingerprint], tasks_run=res.stats["tasks_run"],
-                    n_tasks=res.stats["n_tasks"], task_pieces=res.stats["task_pieces"],
+                    n_tasks=res.stats["n_tasks"], block_tasks=res.stats["block_tasks"],
+                    block_tasks_run=res.stats["block_tasks_run"], task_pieces=res.stats["task_pieces"],
                     hub_rows=res.stats["hub_rows"], n_v=g.n_right if side == "left" else g.n_left,
                     short_v=int(np.count_nonzero(np.diff(g.right_offsets if side == "left"
                                                          else g.left_offsets) < 3))))
@@ -76,7 +88,7 @@ def runs():
 
 @pytest.mark.cudasim
 def test_the_check_in_rounds_matches_the_oracle(runs):
-    assert len(runs) == 8
+    assert len(runs) == 9
     for r in runs:
         assert r["got"] == r["want"], r
 
@@ -99,6 +111,15 @@ def test_its_stolen_nodes_and_pieces_ran(runs):
     assert any(r["task_pieces"] > 0 for r in runs if "pieces" in r["extra"])
 
 
+@pytest.mark.cudasim
+def test_its_block_wide_tasks_ran_and_stole(runs):
+    # a block's warps each add their shuffled sum to the block's shared word: a run
+    # without block-wide tasks would not check that
+    wide = [r for r in runs if "block_wide" in r["extra"]]
+    assert wide and all(r["block_tasks"] > 0 for r in wide)
+    assert any(r["block_tasks_run"] > r["block_tasks"] for r in wide)
+
+
 BALLOT = r"""
 import numpy as np
 from numba import cuda
@@ -113,6 +134,36 @@ out = np.zeros(32, np.int64)
 k[1, 32](out)
 print(sorted(set(out.tolist())))
 """
+
+
+REDUCE = r"""
+import numpy as np
+from numba import cuda
+from cumbe.kernel.sync import warp_min, warp_sum
+
+@cuda.jit
+def k(vals, sums, mins):
+    t = cuda.threadIdx.x
+    sums[t] = warp_sum(vals[t])
+    mins[t] = warp_min(np.int64(vals[t] % np.uint64(1000)) - 500)
+
+vals = np.random.default_rng(3).integers(0, 2**64, 64, dtype=np.uint64)
+sums = np.zeros(64, np.uint64)
+mins = np.zeros(64, np.int64)
+k[1, 64](vals, sums, mins)
+want_s = [int(vals[w * 32:(w + 1) * 32].sum(dtype=np.uint64)) for w in range(2)]
+want_m = [int((vals[w * 32:(w + 1) * 32] % 1000).astype(np.int64).min()) - 500 for w in range(2)]
+print([sorted(set(sums[w * 32:(w + 1) * 32].tolist())) == [want_s[w]] for w in range(2)]
+      + [sorted(set(mins[w * 32:(w + 1) * 32].tolist())) == [want_m[w]] for w in range(2)])
+"""
+
+
+@pytest.mark.cudasim
+def test_the_simulators_warp_sums_and_minima_are_each_warps_own():
+    """Every lane of a warp gets its warp's sum (mod 2**64) and minimum, not another warp's."""
+    p = run_simulated(REDUCE, 300)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert json.loads(p.stdout.strip().splitlines()[-1].lower()) == [True] * 4
 
 
 @pytest.mark.cudasim

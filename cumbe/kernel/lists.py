@@ -12,7 +12,8 @@ from types import SimpleNamespace
 from numba import cuda
 
 from cumbe.kernel.arena import base_at, ld, st
-from cumbe.kernel.consts import I32, I64, S_C0, S_C1, S_C2, S_OFF, SHIFT, U_SUML, ZERO64
+from cumbe.kernel.consts import I32, I64, S_C0, S_C1, S_C2, S_OFF, SHIFT, U_SUML, WARP, ZERO64
+from cumbe.kernel.sync import warp_min, warp_sum
 from cumbe.layout import K_AUX, K_AUX2, K_DL, K_KEY, K_LST, K_LV, K_PARR, K_Q, K_SG, K_SL, K_SO
 from cumbe.layout import K_TAG
 from mbebench import fingerprint as _fpmod
@@ -26,6 +27,30 @@ combine_sides = _fp.combine_sides
 def make_lists(cfg, grp):
     """The list steps for the switches ``cfg`` and the worker kind ``grp``."""
     dev, G, gsync = cfg.dev, grp.size, grp.sync
+    # A group's per-node sums and minima (the L and R' fingerprint sums, the selection's
+    # minimum) reach their shared word once a warp, after shuffles: a 64-bit atomic on shared
+    # memory is a compare-and-swap loop that 32 lanes on one word run 32 times, 8 % of the
+    # warps' time on planted-xl-e2.3 (docs/gpu-performance.md, "A dense-core grade").  The
+    # rounds build only: the paper's build keeps its machine code.
+    SHUFFLED = cfg.rounds
+
+    @dev
+    def group_add(shu, g, slot, gl, s):
+        """shu[g, slot] += the group's lanes' s (every lane of the group calls it)."""
+        if SHUFFLED:
+            s = warp_sum(s)
+            if gl % WARP == 0:
+                cuda.atomic.add(shu, (g, slot), s)
+        else:
+            cuda.atomic.add(shu, (g, slot), s)
+
+    @dev
+    def group_min(sh64, g, slot, gl, v):
+        """sh64[g, slot] = min(it, the group's lanes' v) (every lane of the group calls it;
+        the rounds build only)."""
+        v = warp_min(v)
+        if gl % WARP == 0:
+            cuda.atomic.min(sh64, (g, slot), v)
 
     @dev
     def elem_u(u, cand_left):
@@ -128,7 +153,7 @@ def make_lists(cfg, grp):
             st(W, I32(oDL + j), lvl)
             s += elem_v(ld(NV, j), cand_left)
             e = I32(e + G)
-        cuda.atomic.add(shu, (g, U_SUML), s)
+        group_add(shu, g, U_SUML, gl, s)
 
     @dev
     def compact(A, sh, g, gl, R, npc, np_, ntw, kl, push, nid2):
@@ -167,7 +192,8 @@ def make_lists(cfg, grp):
             i = I32(i + G)
         gsync()
 
-    return SimpleNamespace(elem_u=elem_u, elem_v=elem_v, list_fields=list_fields,
+    return SimpleNamespace(group_add=group_add, group_min=group_min, shuffled=SHUFFLED,
+                           elem_u=elem_u, elem_v=elem_v, list_fields=list_fields,
                            node_fields=node_fields, slot_fields=slot_fields,
                            level_key=level_key, order_key=order_key,
                            partition_list=partition_list, stamp=stamp,

@@ -35,6 +35,7 @@ def make_search(cfg, grp, lists, stealing, maximality):
         lists.elem_u, lists.level_key, lists.order_key, lists.partition_list, lists.compact,
         lists.stamp, lists.stamp_lprime)
     list_fields, node_fields = lists.list_fields, lists.node_fields
+    group_add, group_min, SHUFFLED = lists.group_add, lists.group_min, lists.shuffled
     publish = stealing.publish
     check_maximality, check_q, q_append = (maximality.check_maximality, maximality.check_q,
                                            maximality.q_append)
@@ -54,6 +55,7 @@ def make_search(cfg, grp, lists, stealing, maximality):
         c0 = I32(0)
         while c0 < pc:
             i = I32(c0 + gl)
+            key = BIG
             if i < pc:
                 u = ld(W, I32(oPARR + i))
                 if ES:
@@ -67,7 +69,11 @@ def make_search(cfg, grp, lists, stealing, maximality):
                         if ld(W, I32(oDL + ld(W, I32(o + e)))) >= l:
                             k = I32(k + 1)
                         e = I32(e + 1)
-                cuda.atomic.min(sh64, (g, X_MIN), I64(k) * SHIFT + I64(i))
+                key = I64(k) * SHIFT + I64(i)
+                if not SHUFFLED:
+                    cuda.atomic.min(sh64, (g, X_MIN), key)
+            if SHUFFLED:
+                group_min(sh64, g, X_MIN, gl, key)
             gsync()
             best = sh64[g, X_MIN]
             gsync()
@@ -143,7 +149,7 @@ def make_search(cfg, grp, lists, stealing, maximality):
                 cuda.atomic.add(sh, (g, S_NP), 1)
             st(W, I32(oAUX + i), c)
             i = I32(i + G)
-        cuda.atomic.add(shu, (g, U_SUMA), sa)
+        group_add(shu, g, U_SUMA, gl, sa)
 
     @dev
     def search(A, A64, prm, adjU, offV, adjV, orig, ph, pb, pn, pl, ctl, sh, sh64, shu,

@@ -32,7 +32,7 @@ def make_stealing(cfg, grp, lists, fetch, maximality):
     # the steps it calls, as closure variables (numba compiles them in)
     elem_u, level_key, order_key, stamp, stamp_lprime = (
         lists.elem_u, lists.level_key, lists.order_key, lists.stamp, lists.stamp_lprime)
-    slot_fields = lists.slot_fields
+    slot_fields, group_add = lists.slot_fields, lists.group_add
     offsets_to_shared = fetch.offsets_to_shared
     check_maximality, rx_put, rx_slot = (maximality.check_maximality, maximality.rx_put,
                                          maximality.rx_slot)
@@ -256,7 +256,7 @@ def make_stealing(cfg, grp, lists, fetch, maximality):
                     A[R + oSO + s] = cuda.atomic.add(sh, (g, S_TOT), c)
                 A[R + oAUX + t] = s
             t = I32(t + G)
-        cuda.atomic.add(shu, (g, U_SUMA), sa)
+        group_add(shu, g, U_SUMA, gl, sa)
         if ROUNDS:
             # R' below the victim's level: its R (copied) and x
             t = I32(gl)

@@ -9,7 +9,7 @@ import numpy as np
 from numba import cuda
 from numba.cuda import config as _cfg
 
-from cumbe.kernel.consts import WARP
+from cumbe.kernel.consts import I64, U64, WARP
 
 SIM = bool(_cfg.ENABLE_CUDASIM)
 
@@ -63,6 +63,31 @@ class _SimBallots:
 SIM_BALLOTS = _SimBallots()
 
 
+class _SimWarpReduce:
+    """The simulator's stand-in for a full warp's shuffle reductions (it has no shuffles):
+    each lane posts its value, the warp meets, every lane reduces the row; the barrier before
+    posting keeps a fast lane from overwriting a row a slow one still reads."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.rows = {}
+
+    def reduce(self, v, total):
+        t = threading.current_thread()
+        key = (t.blockIdx.x, t.threadIdx.x // WARP)
+        with self.lock:
+            row = self.rows.setdefault(key, [0] * WARP)
+        SIM_WARPS.wait()
+        row[t.threadIdx.x % WARP] = int(v)
+        SIM_WARPS.wait()
+        if total:
+            return np.uint64(sum(row) % (1 << 64))
+        return np.int64(min(row))
+
+
+SIM_REDUCE = _SimWarpReduce()
+
+
 def _locked_shared_array(orig, lock):
     """numba-cuda's simulator (0.30.4) hands out a block's shared array by looking up its
     source line in a dict and, if absent, creating it, with no lock: two of a block's
@@ -109,6 +134,12 @@ if SIM:
 
     def ballot(pred):
         return SIM_BALLOTS.ballot(pred)
+
+    def warp_sum(v):
+        return SIM_REDUCE.reduce(v, True)
+
+    def warp_min(v):
+        return SIM_REDUCE.reduce(v, False)
 
     def load_relaxed(arr, i, j):
         return arr[i, j]
@@ -187,6 +218,29 @@ else:
         return cuda.ballot_sync(0xFFFFFFFF, pred)
 
     ballot = cuda.jit(device=True, forceinline=True)(_ballot_impl)
+
+    # numba shuffles 64-bit signed words only: a sum mod 2**64 is the same either way
+    def _warp_sum_impl(v):
+        x = I64(v)
+        x += cuda.shfl_xor_sync(0xFFFFFFFF, x, 16)
+        x += cuda.shfl_xor_sync(0xFFFFFFFF, x, 8)
+        x += cuda.shfl_xor_sync(0xFFFFFFFF, x, 4)
+        x += cuda.shfl_xor_sync(0xFFFFFFFF, x, 2)
+        x += cuda.shfl_xor_sync(0xFFFFFFFF, x, 1)
+        return U64(x)
+
+    warp_sum = cuda.jit(device=True, forceinline=True)(_warp_sum_impl)
+
+    def _warp_min_impl(v):
+        x = I64(v)
+        x = min(x, cuda.shfl_xor_sync(0xFFFFFFFF, x, 16))
+        x = min(x, cuda.shfl_xor_sync(0xFFFFFFFF, x, 8))
+        x = min(x, cuda.shfl_xor_sync(0xFFFFFFFF, x, 4))
+        x = min(x, cuda.shfl_xor_sync(0xFFFFFFFF, x, 2))
+        x = min(x, cuda.shfl_xor_sync(0xFFFFFFFF, x, 1))
+        return x
+
+    warp_min = cuda.jit(device=True, forceinline=True)(_warp_min_impl)
 
 
 def _block_sync_impl():
