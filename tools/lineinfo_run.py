@@ -14,8 +14,9 @@ module's generated names stop NVVM: "Symbol name with unsupported characters"; t
 count to their callers), and the debug-info names of closures (``make.<locals>.f``) are made
 plain identifiers.  A build with line info is a build of its own: it compiles into a cache
 directory of its own (``NUMBA_CACHE_DIR``, default a ``mbebench-lineinfo`` folder in the
-temporary directory) and ran at the default build's speed on planted-xl-e2.3 (16.5 s against
-16.4 s, H200).  Set ``--warp-sampling-interval`` on runs of seconds: with the default the
+temporary directory).  A build with these patches ran at the default build's speed on
+planted-xl-e2.3 (16.5 s against 16.4 s, H200; applied by a wrapper of the same patches: this
+script itself has not run on a GPU yet).  Set ``--warp-sampling-interval`` on runs of seconds: with the default the
 samples came from the first seconds only."""
 
 from __future__ import annotations

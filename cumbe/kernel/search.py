@@ -70,6 +70,8 @@ def make_search(cfg, grp, lists, stealing, maximality):
                             k = I32(k + 1)
                         e = I32(e + 1)
                 key = I64(k) * SHIFT + I64(i)
+                # (the paper's build keeps its per-lane atomic here, and its machine code;
+                # the shuffles need every lane of the warp, past the candidates too)
                 if not SHUFFLED:
                     cuda.atomic.min(sh64, (g, X_MIN), key)
             if SHUFFLED:

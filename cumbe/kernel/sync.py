@@ -39,40 +39,17 @@ class _SimWarps:
 SIM_WARPS = _SimWarps()
 
 
-class _SimBallots:
-    """The simulator's stand-in for a full warp's ``ballot_sync``: each lane posts its bit,
-    the warp meets, every lane reads the word.  The barrier before posting keeps a fast lane
-    from overwriting the previous ballot's bits while a slow one still reads them."""
-
-    def __init__(self):
-        self.lock = threading.Lock()
-        self.bits = {}
-
-    def ballot(self, pred):
-        t = threading.current_thread()
-        key = (t.blockIdx.x, t.threadIdx.x // WARP)
-        with self.lock:
-            row = self.bits.setdefault(key, [0] * WARP)
-        SIM_WARPS.wait()
-        row[t.threadIdx.x % WARP] = 1 if pred else 0
-        SIM_WARPS.wait()
-        # numba types ballot_sync as int32: lane 31's bit is the sign, as on the device
-        return np.uint32(sum(b << i for i, b in enumerate(row))).view(np.int32)
-
-
-SIM_BALLOTS = _SimBallots()
-
-
-class _SimWarpReduce:
-    """The simulator's stand-in for a full warp's shuffle reductions (it has no shuffles):
-    each lane posts its value, the warp meets, every lane reduces the row; the barrier before
-    posting keeps a fast lane from overwriting a row a slow one still reads."""
+class _SimWarpRows:
+    """The simulator's stand-in for a full warp's exchange of values (it has no ballot and no
+    shuffles): each lane posts its value, the warp meets, every lane reads the warp's row.
+    The barrier before posting keeps a fast lane from overwriting the previous exchange's row
+    while a slow one still reads it."""
 
     def __init__(self):
         self.lock = threading.Lock()
         self.rows = {}
 
-    def reduce(self, v, total):
+    def gather(self, v):
         t = threading.current_thread()
         key = (t.blockIdx.x, t.threadIdx.x // WARP)
         with self.lock:
@@ -80,12 +57,10 @@ class _SimWarpReduce:
         SIM_WARPS.wait()
         row[t.threadIdx.x % WARP] = int(v)
         SIM_WARPS.wait()
-        if total:
-            return np.uint64(sum(row) % (1 << 64))
-        return np.int64(min(row))
+        return list(row)
 
 
-SIM_REDUCE = _SimWarpReduce()
+SIM_ROWS = _SimWarpRows()
 
 
 def _locked_shared_array(orig, lock):
@@ -133,13 +108,15 @@ if SIM:
         SIM_WARPS.wait()
 
     def ballot(pred):
-        return SIM_BALLOTS.ballot(pred)
+        row = SIM_ROWS.gather(1 if pred else 0)
+        # numba types ballot_sync as int32: lane 31's bit is the sign, as on the device
+        return np.uint32(sum(b << i for i, b in enumerate(row))).view(np.int32)
 
     def warp_sum(v):
-        return SIM_REDUCE.reduce(v, True)
+        return np.uint64(sum(SIM_ROWS.gather(v)) % (1 << 64))
 
     def warp_min(v):
-        return SIM_REDUCE.reduce(v, False)
+        return np.int64(min(SIM_ROWS.gather(v)))
 
     def load_relaxed(arr, i, j):
         return arr[i, j]
