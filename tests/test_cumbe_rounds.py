@@ -1,7 +1,8 @@
 """The maximality check in rounds (``rounds``, :mod:`cumbe.kernel.maximality`) against
 the oracle, in numba's CUDA simulator (one block of two warps; a child process, as in
 test_cumbe_paths.py), on graphs that force each of its steps: neighbour lists longer than a
-warp (the running intersection in several chunks, one list a round before R' is taken out),
+warp (the running intersection in several chunks, one list a round before R' is taken out;
+lists of over four chunks, the shortest read where it lies),
 short ones (R' out at once, several lists a round), vertices whose neighbourhood contains a
 task root's (R' at the root holds more than the root), stolen nodes (R' copied from the
 victim), tasks in pieces and block-wide tasks whose L' spans both warps of the block (their
@@ -46,7 +47,14 @@ mixed = np.nonzero(m)
 # 6 x 72 at density 0.9: two vertices of the 6 side share about 58 neighbours
 m = np.random.default_rng(5).random((6, 72)) < 0.9
 wide = np.nonzero(m)
+# 6 x 200 at density 0.7 (the 6 side's lists of about 140): the check's first list is read
+# where it lies (its running intersection over 32 above R'), four chunks of 32 a step
+# against a hub row, then the chunks left one at a time; without rows (hub_divisor 0) one
+# chunk a step
+m = np.random.default_rng(5).random((6, 200)) < 0.7
+deep = np.nonzero(m)
 graphs = {"long": from_edges(*long_lists, n_left=7, n_right=44),
+          "deep": from_edges(*deep, n_left=6, n_right=200),
           "wide": from_edges(*wide, n_left=6, n_right=72),
           "short": from_edges(*short_lists, n_left=9, n_right=9),
           "mixed": from_edges(*mixed, n_left=96, n_right=16)}
@@ -57,7 +65,8 @@ runs = [("long", "right", {}), ("long", "left", {"eager_steal": 1}),
         ("mixed", "left", {"hub_divisor": 1, "eager_steal": 1}),
         # block-wide tasks (two warps each), stealing, whose L' runs past a warp's 32 lanes
         # (about 50 of 72), so that each warp adds its own part of the L sum
-        ("wide", "left", {"block_wide": 1, "eager_steal": 1})]
+        ("wide", "left", {"block_wide": 1, "eager_steal": 1}),
+        ("deep", "right", {"eager_steal": 1}), ("deep", "right", {"hub_divisor": 0})]
 out = []
 for name, side, extra in runs:
     g = graphs[name]
@@ -88,7 +97,7 @@ def runs():
 
 @pytest.mark.cudasim
 def test_the_check_in_rounds_matches_the_oracle(runs):
-    assert len(runs) == 9
+    assert len(runs) == 11
     for r in runs:
         assert r["got"] == r["want"], r
 

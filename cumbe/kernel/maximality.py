@@ -16,7 +16,7 @@ from numba import cuda
 from cumbe.kernel.arena import base_at, ld, st
 from cumbe.kernel.consts import ERR_QCAP, ERR_ROUNDS, I32, I64, MASK32, S_C0, S_C1, S_CBW
 from cumbe.kernel.consts import S_NONMAX, S_NQ, S_OFF, S_QCAP, S_R0, S_SURV, WARP
-from cumbe.kernel.sync import ballot
+from cumbe.kernel.sync import ballot, warp_min
 from cumbe.layout import F_QE, K_CB, K_DL, K_LST, K_Q, K_SL, K_SO
 
 
@@ -138,10 +138,37 @@ def make_maximality(cfg, grp):
         return I32(n2 + cuda.popc(bits))
 
     @dev
-    def one_list(A, NV, offV, adjV, W, gl, o, e, oCB, m, hubs):
-        """The running intersection (``m`` vertices at ``oCB``) against list ``e`` of L',
-        each lane striding over the vertices; the survivors move down in place, in order.
-        Returns how many."""
+    def move_down4(W, gl, oCB, n2, k0, u0, k1, u1, k2, u2, k3, u3):
+        """Four whole chunks of 32 vertices of the running intersection compacted in place
+        (as move_down, one barrier for the four)."""
+        b0 = I64(ballot(k0)) & MASK32
+        b1 = I64(ballot(k1)) & MASK32
+        b2 = I64(ballot(k2)) & MASK32
+        b3 = I64(ballot(k3)) & MASK32
+        gsync()
+        below = (I64(1) << gl) - 1
+        if k0:
+            st(W, I32(oCB + n2 + cuda.popc(b0 & below)), u0)
+        n2 = I32(n2 + cuda.popc(b0))
+        if k1:
+            st(W, I32(oCB + n2 + cuda.popc(b1 & below)), u1)
+        n2 = I32(n2 + cuda.popc(b1))
+        if k2:
+            st(W, I32(oCB + n2 + cuda.popc(b2 & below)), u2)
+        n2 = I32(n2 + cuda.popc(b2))
+        if k3:
+            st(W, I32(oCB + n2 + cuda.popc(b3 & below)), u3)
+        return I32(n2 + cuda.popc(b3))
+
+    @dev
+    def one_list(A, NV, offV, adjV, W, gl, o, e, S, so, oCB, m, hubs):
+        """The running intersection (``m`` vertices from ``so`` in ``S``: the worker's
+        buffer at ``oCB``, or at first the shortest list itself) against list ``e`` of L',
+        each lane striding over the vertices; the survivors move to ``oCB`` on, in order.
+        Returns how many.  Against a hub's bit row, four whole chunks of 32 go together while
+        there are, their loads in flight at once (the loop waits on memory: 0.78-0.84x the
+        planted-xl grades, 0.95-0.99x the tiles); four binary searches in step, for the
+        lists without a row, made the tiles 1.08-1.19x slower (docs/gpu.md)."""
         y = ld(NV, A[o + e])
         lo = offV[y]
         hi = offV[y + 1]
@@ -149,12 +176,21 @@ def make_maximality(cfg, grp):
         n2 = I32(0)
         t0 = I32(0)
         if HUBS and h >= 0:  # (a loop each way, as in intersect_one)
+            while t0 + 4 * WARP <= m:
+                t = I32(so + t0 + gl)
+                u0 = ld(S, t)
+                u1 = ld(S, I32(t + WARP))
+                u2 = ld(S, I32(t + 2 * WARP))
+                u3 = ld(S, I32(t + 3 * WARP))
+                n2 = move_down4(W, gl, oCB, n2, in_row(hubs, h, u0), u0, in_row(hubs, h, u1),
+                                u1, in_row(hubs, h, u2), u2, in_row(hubs, h, u3), u3)
+                t0 = I32(t0 + 4 * WARP)
             while t0 < m:
                 t = I32(t0 + gl)
                 keep = False
                 u = I32(-1)
                 if t < m:
-                    u = ld(W, I32(oCB + t))
+                    u = ld(S, I32(so + t))
                     keep = in_row(hubs, h, u)
                 n2 = move_down(W, gl, oCB, n2, keep, u)
                 t0 = I32(t0 + WARP)
@@ -164,7 +200,7 @@ def make_maximality(cfg, grp):
                 keep = False
                 u = I32(-1)
                 if t < m:
-                    u = ld(W, I32(oCB + t))
+                    u = ld(S, I32(so + t))
                     keep = bsearch(adjV, lo, hi, u)
                 n2 = move_down(W, gl, oCB, n2, keep, u)
                 t0 = I32(t0 + WARP)
@@ -216,15 +252,25 @@ def make_maximality(cfg, grp):
         paper's check.  Then L' is maximal once none is left, and while m are, lane (t, j)
         looks for vertex t in the round's j-th list, 32 // 2**ceil(log2 m) lists a round; a
         vertex is struck out once one lane misses it (one ballot)."""
-        t = I32(gl)
-        while t < dmin:
-            st(W, I32(oCB + t), adjV[lo0 + t])
-            t = I32(t + WARP)
-        gsync()
         m = I32(dmin)
         nl = I32(kl - 1)  # the lists left: every one but the shortest
         out = False  # R' taken out
         p0 = I32(0)
+        if m - target > WARP and nl > 0:
+            # the first round is one list: it reads the shortest list where it lies, and
+            # only its survivors are written (no copy of the whole list first)
+            e = I32(0)
+            if estar == 0:
+                e = I32(1)
+            m = one_list(A, NV, offV, adjV, W, gl, o, e, base_at(adjV, lo0), I32(0), oCB, m,
+                         hubs)
+            p0 = I32(1)
+        else:
+            t = I32(gl)
+            while t < dmin:
+                st(W, I32(oCB + t), adjV[lo0 + t])
+                t = I32(t + WARP)
+            gsync()
         while True:
             if not out and m - target <= WARP:
                 if m == target:
@@ -275,7 +321,7 @@ def make_maximality(cfg, grp):
                 e = p0
                 if p0 >= estar:
                     e = I32(p0 + 1)
-                m = one_list(A, NV, offV, adjV, W, gl, o, e, oCB, m, hubs)
+                m = one_list(A, NV, offV, adjV, W, gl, o, e, W, oCB, oCB, m, hubs)
                 p0 = I32(p0 + 1)
             if out and m == 0:
                 break
@@ -300,27 +346,44 @@ def make_maximality(cfg, grp):
             for r in range(3):  # the rotating counters
                 sh[g, S_R0 + r] = 0
         gsync()
-        best = I64(0x7FFFFFFFFFFFFFFF)
-        e = I32(gl)
-        while e < kl:
-            y = ld(NV, A[o + e])
-            dy = offV[y + 1] - offV[y]
-            if dy < best:
-                best = dy
-            e = I32(e + G)
-        cuda.atomic.min(sh, (g, S_C0), I32(best) if best < 0x7FFFFFFF else I32(0x7FFFFFFE))
-        gsync()
-        dmin = sh[g, S_C0]
-        if dmin <= target:
-            return
-        e = I32(gl)
-        while e < kl:
-            y = ld(NV, A[o + e])
-            if offV[y + 1] - offV[y] == dmin:
-                cuda.atomic.max(sh, (g, S_C1), I32(e + 1))
-            e = I32(e + G)
-        gsync()
-        estar = sh[g, S_C1] - 1
+        if ROUNDS:
+            # a warp's: the shortest list, the last of the shortest, in one pass and one
+            # shuffled minimum of (length, -index), where the block-wide check takes two
+            # passes, two shared atomics and two barriers
+            key = I64(0x7FFFFFFFFFFFFFFF)
+            e = I32(gl)
+            while e < kl:
+                y = ld(NV, A[o + e])
+                dy = min(offV[y + 1] - offV[y], I64(0x7FFFFFFE))
+                key = min(key, (I64(dy) << 32) | I64(0x7FFFFFFF - e))
+                e = I32(e + WARP)
+            key = warp_min(key)
+            dmin = I32(key >> 32)
+            if dmin <= target:
+                return
+            estar = I32(0x7FFFFFFF - (key & MASK32))
+        else:
+            best = I64(0x7FFFFFFFFFFFFFFF)
+            e = I32(gl)
+            while e < kl:
+                y = ld(NV, A[o + e])
+                dy = offV[y + 1] - offV[y]
+                if dy < best:
+                    best = dy
+                e = I32(e + G)
+            cuda.atomic.min(sh, (g, S_C0), I32(best) if best < 0x7FFFFFFF else I32(0x7FFFFFFE))
+            gsync()
+            dmin = sh[g, S_C0]
+            if dmin <= target:
+                return
+            e = I32(gl)
+            while e < kl:
+                y = ld(NV, A[o + e])
+                if offV[y + 1] - offV[y] == dmin:
+                    cuda.atomic.max(sh, (g, S_C1), I32(e + 1))
+                e = I32(e + G)
+            gsync()
+            estar = sh[g, S_C1] - 1
         ys = ld(NV, A[o + estar])
         lo0 = offV[ys]
         if dmin <= half:
