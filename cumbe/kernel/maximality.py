@@ -244,6 +244,14 @@ def make_maximality(cfg, grp):
         return n2
 
     @dev
+    def other_list(p, estar):
+        """Which list of L' is the p-th of those other than the shortest (list ``estar``)."""
+        e = p
+        if p >= estar:
+            e = I32(p + 1)
+        return e
+
+    @dev
     def check_rounds(A, NV, offV, adjV, W, sh, g, gl, o, kl, target, oCB, half, estar, lo0,
                      dmin, err, hubs):
         """A warp's check that takes R' out of the running intersection once at most 32
@@ -295,10 +303,7 @@ def make_maximality(cfg, grp):
                 p = I32(p0 + j)
                 miss = False
                 if t < m and p < nl:
-                    e = p
-                    if p >= estar:
-                        e = I32(p + 1)
-                    y = ld(NV, A[o + e])
+                    y = ld(NV, A[o + other_list(p, estar)])
                     miss = not member(adjV, offV[y], offV[y + 1], hubs, hub_row(hubs, y),
                                       ld(W, I32(oCB + t)))
                 mine = I32(-1)
@@ -318,10 +323,8 @@ def make_maximality(cfg, grp):
                 m = I32(cuda.popc(live))
                 p0 = I32(p0 + k)
             else:
-                e = p0
-                if p0 >= estar:
-                    e = I32(p0 + 1)
-                m = one_list(A, NV, offV, adjV, W, gl, o, e, W, oCB, oCB, m, hubs)
+                m = one_list(A, NV, offV, adjV, W, gl, o, other_list(p0, estar), W, oCB, oCB,
+                             m, hubs)
                 p0 = I32(p0 + 1)
             if out and m == 0:
                 break
