@@ -28,9 +28,10 @@ MAX_THREADS_PER_SM = 2048
 # dominant task: 3.71x with 8, 3.61x with 4; tiled movielens-10m_ui: 3.88x and 3.89x
 SHARDS_PER_DEVICE = 8
 # with rounds: a bit row for a vertex whose row is at most this many times its list
-# (cumbe.hubs: 64 is a list of at least 1/2048 of the candidates); on an H200 64 took
-# 0.73-1.01x the time of 16 on every graph measured (movielens-10m_ui x20: 0.73x)
-HUB_DIVISOR = 64
+# (cumbe.hubs: 256 is a list of at least 1/8192 of the candidates); on an H200 64 took
+# 0.73-1.01x the time of 16 on every graph measured (movielens-10m_ui x20: 0.73x), and 256
+# 0.93-1.00x the time of 64 (youtube-groupmemberships x10: 0.93x; planted-xl-e2.28: 0.97x)
+HUB_DIVISOR = 256
 _DEVICES = re.compile(r"^\s*(all|\d+|\d+\s*(,\s*\d+\s*)*,?)\s*$")
 # the config schema's form of a devices string (a YAML number is an int; a list is a sweep)
 DEVICES_PATTERN = r"^(all|[0-9]+|[0-9]+(,[0-9]+)*,?)$"
@@ -151,8 +152,8 @@ SPEC = EngineSpec(
                   "lists first, within the larger of the graph's list bytes and 64 MiB and "
                   "the memory the grid leaves); 0 = none. A run with rows for at least 10 % "
                   "of the lookups launches a build of its own (cuMBE-rounds-hubs), any other "
-                  "the rounds build. On an H200 "
-                  "64 took 0.73-1.01x the time of 16. No effect without rounds."),
+                  "the rounds build. On an H200 64 took 0.73-1.01x the time of 16, and 256 "
+                  "0.93-1.00x the time of 64. No effect without rounds."),
         side_param("auto"),
         Param("device_memory_gib", float, None, minimum=0.01, nullable=True,
               doc="Cap on the device memory the run may use, in GiB (e.g. 24 for an RTX "
