@@ -7,6 +7,7 @@ import contextlib
 import json
 import os
 import re
+import secrets
 import shutil
 import tempfile
 import threading
@@ -14,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 _UMASK_LOCK = threading.Lock()
+_TAG_CHARS = "abcdefghijklmnopqrstuvwxyz0123456789_"
 
 
 def current_umask() -> int:
@@ -41,18 +43,33 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    tmp = Path(tmp)
+    # the file is made inside the try, under a name known before it exists: a stop signal
+    # (raised as an exception by mbebench.cli) just after it is made still removes it
+    tmp = None
     try:
+        while True:
+            tmp = path.parent / f".{path.name}.{_random_tag()}.tmp"
+            try:
+                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            except FileExistsError:
+                tmp = None  # another's
+                continue
+            break
+        os.close(fd)
         yield tmp
         with open(tmp, "rb") as f:
             os.fsync(f.fileno())
         os.chmod(tmp, 0o666 & ~current_umask())
         os.replace(tmp, path)
     except BaseException:
-        tmp.unlink(missing_ok=True)
+        if tmp is not None:
+            tmp.unlink(missing_ok=True)
         raise
+
+
+def _random_tag() -> str:
+    """Eight characters, as tempfile's names (and is_temp_of's pattern)."""
+    return "".join(secrets.choice(_TAG_CHARS) for _ in range(8))
 
 
 def write_text(path: str | os.PathLike, text: str) -> None:

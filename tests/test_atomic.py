@@ -37,3 +37,31 @@ def test_a_failed_write_leaves_the_old_file_and_no_temp(tmp_path):
         raise RuntimeError("killed")
     assert out.read_text() == '{\n  "count": 1\n}\n'
     assert sorted(p.name for p in tmp_path.iterdir()) == ["row.json"]
+
+
+def test_a_stop_signal_as_the_temp_file_is_made_leaves_no_temp(tmp_path, monkeypatch):
+    """SIGTERM (raised as an exception, as the CLI does) right after the temp file exists,
+    before the write starts: the file goes with it."""
+    import signal
+
+    class Stopped(BaseException):
+        pass
+
+    def stop(signum, frame):
+        raise Stopped
+
+    real = os.open
+
+    def open_then_signal(*a, **k):
+        made = real(*a, **k)
+        os.kill(os.getpid(), signal.SIGTERM)
+        return made
+
+    monkeypatch.setattr(atomic.os, "open", open_then_signal)
+    old = signal.signal(signal.SIGTERM, stop)
+    try:
+        with pytest.raises(Stopped), atomic.atomic_path(tmp_path / "row.json") as tmp:
+            tmp.write_text("never")
+    finally:
+        signal.signal(signal.SIGTERM, old)
+    assert list(tmp_path.iterdir()) == []
