@@ -39,7 +39,7 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
 
     On any exception the temporary file is removed and ``path`` is untouched.
     The file gets the mode a plain ``open`` would give it (0666 less the umask),
-    not ``mkstemp``'s 0600, so that a group can read shared results.
+    not the 0600 it is made with, so that a group can read shared results.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
