@@ -8,6 +8,8 @@ of this checkout uses), 5-16 s on 2 cores; the rest of the file takes a few seco
 from __future__ import annotations
 
 import importlib.machinery
+import inspect
+import json
 import os
 import shutil
 import subprocess
@@ -104,10 +106,24 @@ def test_aot_kernels_refuse_arrays_of_another_type(aot):
         aot.item_bounds(np.zeros(8, np.int32)[::2], f64, 1.0, 8)
 
 
+def module_digests() -> dict:
+    """The bytes' digest of each repository module in the extension's key, read now."""
+    import hashlib
+
+    from baselines import parmbe_aot
+    from mbebench import jitcache
+
+    files = (jitcache._module_file(n) for n in jitcache.imported_modules(*parmbe_aot.SOURCES))
+    return {str(f.relative_to(jitcache.ROOT)): hashlib.sha256(f.read_bytes()).hexdigest()[:12]
+            for f in files}
+
+
 PROBE = """
+import json
 import sys
 from baselines import parmbe, parmbe_aot
 from mbebench.csr import read_csr
+""" + "\n" + inspect.getsource(module_digests) + """
 
 def main():
     # what the parent checks first: the name this process computes, whether it loaded, numba
@@ -118,6 +134,7 @@ def main():
     s = parmbe.run_serial(g)  # (its warm-up compiles the shard assigner, mbebench.shard)
     print(r.stats["kernels"], s.stats["kernels"], numba, r.count, r.fingerprint, s.count,
           s.fingerprint)
+    print(json.dumps(module_digests()))
 
 if __name__ == "__main__":
     main()
@@ -141,10 +158,20 @@ def test_a_run_with_the_aot_kernels_never_imports_numba(aot, tmp_path):
     r = subprocess.run([sys.executable, str(tmp_path / "probe.py"), str(tmp_path / "g.csr")],
                        capture_output=True, text=True, cwd=REPO, timeout=120)
     assert r.returncode == 0, r.stderr[-2000:]
-    first, rest = r.stdout.split("\n", 1)
+    first, rest, digests = r.stdout.splitlines()[:3]
     numba_env = {k: v for k, v in os.environ.items() if k.startswith("NUMBA_")}
+    # (seen once each in two full suites: the probe computed another name; the modules whose
+    # bytes the probe read otherwise than this process reads them now, and whether this
+    # process's memoised name still holds, say which)
+    theirs, ours = json.loads(digests), module_digests()
+    differ = sorted(f for f in {*theirs, *ours} if theirs.get(f) != ours.get(f))
+    from mbebench import jitcache
+    fresh = jitcache._files_digest(sorted(
+        jitcache._module_file(n) for n in jitcache.imported_modules(*parmbe_aot.SOURCES)))
+    memo_holds = fresh == jitcache.imports_digest(*parmbe_aot.SOURCES)
     assert first.split() == [name, "True", "False"], (
-        first, name, sorted(p.name for p in path.parent.iterdir()), numba_env)
+        first, name, sorted(p.name for p in path.parent.iterdir()), numba_env, differ,
+        memo_holds)
     assert r.stderr == ""
     kinds_run, kind_serial, numba, *counts = rest.split()
     assert (kinds_run, kind_serial, numba) == ("aot", "aot", "False")
