@@ -9,7 +9,6 @@ import os
 import re
 import secrets
 import shutil
-import tempfile
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -68,7 +67,7 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
 
 
 def _random_tag() -> str:
-    """Eight characters, as tempfile's names (and is_temp_of's pattern)."""
+    """Eight characters, as tempfile's names (remove_stale_temps matches them)."""
     return "".join(secrets.choice(_TAG_CHARS) for _ in range(8))
 
 

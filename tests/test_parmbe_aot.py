@@ -22,6 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from baselines import parmbe, parmbe_aot
+from mbebench import jitcache
 from mbebench.oracle import count_and_fingerprint
 from test_parmbe import hub_graph, random_graph, small_graphs
 
@@ -165,7 +166,6 @@ def test_a_run_with_the_aot_kernels_never_imports_numba(aot, tmp_path):
     # process's memoised name still holds, say which)
     theirs, ours = json.loads(digests), module_digests()
     differ = sorted(f for f in {*theirs, *ours} if theirs.get(f) != ours.get(f))
-    from mbebench import jitcache
     fresh = jitcache._files_digest(sorted(
         jitcache._module_file(n) for n in jitcache.imported_modules(*parmbe_aot.SOURCES)))
     memo_holds = fresh == jitcache.imports_digest(*parmbe_aot.SOURCES)
