@@ -22,11 +22,13 @@ def _defined_in(path, name):
     return f
 
 
-def test_only_the_kernels_device_functions_but_lists_get_line_info():
+def test_only_the_kernels_device_functions_but_lists_and_the_search_loop_get_line_info():
     kernel = REPO / "cumbe" / "kernel"
-    assert lineinfo_run.wants_lineinfo(str(kernel / "maximality.py"))
-    assert lineinfo_run.wants_lineinfo(str(kernel / "search.py"))
-    assert not lineinfo_run.wants_lineinfo(str(kernel / "lists.py"))
+    assert lineinfo_run.wants_lineinfo(str(kernel / "maximality.py"), "check_rounds")
+    assert lineinfo_run.wants_lineinfo(str(kernel / "search.py"), "expand")
+    # the search loop with line info: PTX that branches to a label it never defines
+    assert not lineinfo_run.wants_lineinfo(str(kernel / "search.py"), "search")
+    assert not lineinfo_run.wants_lineinfo(str(kernel / "lists.py"), "stamp")
     assert not lineinfo_run.wants_lineinfo(str(REPO / "mbebench" / "fingerprint.py"))
     assert not lineinfo_run.wants_lineinfo(str(REPO / "cumbe" / "kernel.py"))
 
@@ -49,5 +51,7 @@ def test_the_wrapped_jit_adds_line_info_to_those_device_functions_only():
         "dev", {"device": True, "forceinline": True, "lineinfo": True})
     other = _defined_in(REPO / "cumbe" / "kernel" / "lists.py", "other")
     assert wrapped(device=True)(other) == ("other", {"device": True})
+    loop = _defined_in(REPO / "cumbe" / "kernel" / "search.py", "search")
+    assert wrapped(device=True)(loop) == ("search", {"device": True})
     # kernels and positional uses go through untouched (the kernel's line info is CUMBE_LINEINFO's)
     assert wrapped(cache=True)(dev) == ("dev", {"cache": True})

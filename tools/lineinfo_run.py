@@ -10,13 +10,18 @@ Compute's source page (docs/gpu-performance.md, "A dense-core grade"):
 and inlined, and without their own every instruction of the search counts to the kernel's
 line that calls it.  Here ``numba.cuda.jit`` is wrapped so that the device functions of
 ``cumbe/kernel/`` get ``lineinfo=True`` too, but those of ``lists.py`` (its fingerprint
-module's generated names stop NVVM: "Symbol name with unsupported characters"; their lines
-count to their callers), and the debug-info names of closures (``make.<locals>.f``) are made
-plain identifiers.  A build with line info is a build of its own: it compiles into a cache
+module's generated names stop NVVM: "Symbol name with unsupported characters") and the search
+loop itself (``search.py``'s ``search``: with its line info NVVM's PTX branches to a label it
+never defines, and ptxas stops, "Unknown symbol '$L__BB0_733'", since the rounds build's
+shuffled sums; reproduced without a GPU by compiling the rounds build to PTX with these patches
+and assembling it, as ``tools/kernel_text.py`` does); their lines count to their callers'
+line (the search loop's to ``stages.py``'s call).  The debug-info names of closures
+(``make.<locals>.f``) are made plain identifiers.  A build with line info is a build of its own: it compiles into a cache
 directory of its own (``NUMBA_CACHE_DIR``, default a ``mbebench-lineinfo`` folder in the
 temporary directory).  A build with these patches ran at the default build's speed on
-planted-xl-e2.3 (16.5 s against 16.4 s, H200; applied by a wrapper of the same patches: this
-script itself has not run on a GPU yet).  Set ``--warp-sampling-interval`` on runs of seconds: with the default the
+planted-xl-e2.3 (16.5 s against 16.4 s, H200, 2026-12-03, applied by a wrapper of the same
+patches; this script's own build failed on a GPU on 2026-12-04 as above, and has not run on one
+since the search loop was left out).  Set ``--warp-sampling-interval`` on runs of seconds: with the default the
 samples came from the first seconds only."""
 
 from __future__ import annotations
@@ -26,13 +31,15 @@ import re
 import sys
 import tempfile
 
-SKIP = ("lists.py",)
+# (file, function or "*"): whose device functions keep no line info of their own
+SKIP = (("lists.py", "*"), ("search.py", "search"))
 
 
-def wants_lineinfo(filename: str) -> bool:
-    """Whether a device function defined in ``filename`` gets line info."""
+def wants_lineinfo(filename: str, function: str = "") -> bool:
+    """Whether the device function ``function`` defined in ``filename`` gets line info."""
     parts = filename.replace(os.sep, "/").split("/")
-    return parts[-3:-1] == ["cumbe", "kernel"] and parts[-1] not in SKIP
+    return parts[-3:-1] == ["cumbe", "kernel"] and not any(
+        parts[-1] == f and what in ("*", function) for f, what in SKIP)
 
 
 def plain_name(name: str) -> str:
@@ -50,7 +57,7 @@ def wrap_jit(jit):
 
         def decorate(f):
             code = getattr(f, "__code__", None)
-            if code is not None and wants_lineinfo(code.co_filename):
+            if code is not None and wants_lineinfo(code.co_filename, code.co_name):
                 return jit(lineinfo=True, **kw)(f)
             return plain(f)
 
