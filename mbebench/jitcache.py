@@ -231,17 +231,20 @@ def imported_modules(*module_names: str) -> list[str]:
     return sorted(seen)
 
 
-def imports_digest(*module_names: str) -> str:
-    """sha256 over the paths and bytes of :func:`imported_modules` (memoised per process).
+def imports_digest(*module_names: str, memo: bool = True) -> str:
+    """sha256 over the paths and bytes of :func:`imported_modules` (memoised per process;
+    ``memo=False``: read now, and not kept).
     Unlike :func:`sources_digest` it does not depend on what this process has imported, so a
     process that never imports numba computes the same key as one that compiled the code
     (the launch from a cached cubin, :mod:`cumbe.cubin`; the preparation's cache,
     :mod:`cumbe.prepare`); it covers more (every import, not only what the globals reach),
     so it misses more, never less."""
     key = "imports:" + ",".join(module_names)
-    if key not in _digests:
-        _digests[key] = _files_digest(
-            sorted({_module_file(n) for n in imported_modules(*module_names)}))
+    if not memo or key not in _digests:
+        digest = _files_digest(sorted({_module_file(n) for n in imported_modules(*module_names)}))
+        if not memo:
+            return digest
+        _digests[key] = digest
     return _digests[key]
 
 

@@ -140,6 +140,21 @@ def test_an_edit_to_any_cumbe_kernel_module_changes_its_cache_key(tmp_path, monk
         assert key() == before
 
 
+def test_imports_digest_reads_the_files_again_without_its_memo(tmp_path, monkeypatch):
+    work = _copy(tmp_path)
+    monkeypatch.setattr(jitcache, "ROOT", work)
+    monkeypatch.setattr(jitcache, "_digests", {})
+    before = jitcache.imports_digest("baselines.parmbe_aot")
+    f = work / "baselines" / "parmbe_aot.py"
+    f.write_text(f.read_text() + "\n# edited\n")
+    assert jitcache.imports_digest("baselines.parmbe_aot") == before  # memoised
+    edited = jitcache.imports_digest("baselines.parmbe_aot", memo=False)
+    assert edited != before
+    assert jitcache.imports_digest("baselines.parmbe_aot") == before  # the memo kept
+    jitcache._digests.clear()
+    assert jitcache.imports_digest("baselines.parmbe_aot") == edited
+
+
 def test_the_import_scan_finds_every_import_a_full_parse_finds():
     """imports_digest reads only the lines that start an import (a run's start does not
     parse the kernel's sources whole): on every module of ours, and on the cases that it
