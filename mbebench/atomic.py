@@ -50,10 +50,9 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
             tmp = path.parent / f".{path.name}.{_random_tag()}.tmp"
             try:
                 fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+                break
             except FileExistsError:
                 tmp = None  # another's
-                continue
-            break
         os.close(fd)
         yield tmp
         with open(tmp, "rb") as f:

@@ -240,12 +240,12 @@ def imports_digest(*module_names: str, memo: bool = True) -> str:
     :mod:`cumbe.prepare`); it covers more (every import, not only what the globals reach),
     so it misses more, never less."""
     key = "imports:" + ",".join(module_names)
-    if not memo or key not in _digests:
-        digest = _files_digest(sorted({_module_file(n) for n in imported_modules(*module_names)}))
-        if not memo:
-            return digest
+    if memo and key in _digests:
+        return _digests[key]
+    digest = _files_digest(sorted({_module_file(n) for n in imported_modules(*module_names)}))
+    if memo:
         _digests[key] = digest
-    return _digests[key]
+    return digest
 
 
 # Caches of compiled code of our own, beside numba's (cumbe.cubin's cubins, ParMBE's
