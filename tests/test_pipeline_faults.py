@@ -18,6 +18,7 @@ import signal
 import subprocess
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import pandas as pd
@@ -33,6 +34,10 @@ pytestmark = pytest.mark.slow
 
 CPU_ONLY = {"parmbe": {"enabled": False}, "cumbe": {"enabled": False}}
 SUMMARY = "results/tables/summary.csv"  # the target: the plots would only cost time here
+# iMBEA's limit in the faulty run: the dense graph's run meets it, the hubs graph's must not,
+# even where it compiles (twice in suite runs its 15 s, the compile's length, were met:
+# docs/reliability.md)
+LIMIT_S = 45
 
 # iMBEA, but a graph with more than 20 left vertices hangs while the file MBEBENCH_TEST_HANG
 # exists: a run that is surely still in flight when the test kills Snakemake.  A hanging run
@@ -125,8 +130,9 @@ def _warm_jit_cache(tmp: Path, engine: str) -> None:
 
 @pytest.fixture(scope="module")
 def faulty_run(tmp_path_factory):
-    """dense (far too big for 15 s) + hubs; iMBEA real with a 15 s timeout, ParMBE replaced by
-    an engine that raises, cuMBE by one that kills its own process; no --keep-going."""
+    """dense (far too big for LIMIT_S) + hubs; iMBEA real with a LIMIT_S timeout, ParMBE
+    replaced by an engine that raises, cuMBE by one that kills its own process; no
+    --keep-going."""
     tmp = tmp_path_factory.mktemp("faulty")
     work = _workdir(tmp / "w", {})
     dense = _dense_edge_list(work / ".test" / "graphs" / "out.dense", 100, 0.7, seed=7)
@@ -135,14 +141,14 @@ def faulty_run(tmp_path_factory):
         "datasets": {"dense": {"path": f"graphs/{dense.name}"}},
         "engines": {
             "repeats": 1,
-            "imbea": {"timeout_s": 15},
+            "imbea": {"timeout_s": LIMIT_S},
             "parmbe": {"processes": [1], "timeout_s": 60},
             "cumbe": {"variant": "cuMBE", "instrument": False, "timeout_s": 60,
                       "datasets": ["dense", "hubs"]},
         },
     })
     env = _fake_engine_env(tmp, parmbe="fake_engines:crash", cumbe="fake_engines:segfault")
-    _warm_jit_cache(tmp, "imbea")  # compiling must not eat the small graph's 15 s
+    _warm_jit_cache(tmp, "imbea")  # compiling must not eat the small graph's limit
     t0 = time.monotonic()
     res = _snakemake(work, SUMMARY, env=env, check=False)
     return work, res, time.monotonic() - t0
@@ -181,17 +187,22 @@ def test_timeout_is_recorded_and_the_pipeline_goes_on(faulty_run):
     tail = res.stderr.strip().splitlines()
     assert tail[-1] == ("mbe-bench: FAILED: 4 error, 1 timeout run(s) (exit status 1; the "
                         "config's fail_on lists error, mismatch, timeout, unavailable)"), tail[-12:]
-    assert "TIMEOUT dense iMBEA: timed out after 15 s" in tail
+    assert f"TIMEOUT dense iMBEA: timed out after {LIMIT_S} s" in tail
     assert "ERROR hubs ParMBE p=1: RuntimeError: boom: engine failed" in tail
     rows = _rows(work)
     row = rows[("dense", "imbea")]
     assert row["status"] == "timeout" and row["count"] is None and row["fingerprint"] is None
-    assert row["message"] == "timed out after 15 s"
+    assert row["message"] == f"timed out after {LIMIT_S} s"
     # killed at the limit (+ the runner's 5 s grace), not run to the end (minutes)
-    assert elapsed < 120
-    assert rows[("hubs", "imbea")]["status"] == "ok"  # same 15 s limit, small graph
+    assert elapsed < LIMIT_S + 90
+    hubs = rows[("hubs", "imbea")]
+    assert hubs["status"] == "ok", hubs["message"]  # same limit, small graph
+    if hubs["compile_s"] > 5:
+        # the fixture warmed the cache; a compile here is the flake of docs/reliability.md
+        warnings.warn(f"the hubs graph's iMBEA run compiled ({hubs['compile_s']:.1f} s) "
+                      "after the fixture's warm-up", stacklevel=1)
     summary = _summary(work)
-    assert summary.loc["dense", "iMBEA"] == "timeout (15 s)"
+    assert summary.loc["dense", "iMBEA"] == f"timeout ({LIMIT_S} s)"
     assert pd.isna(summary.loc["dense", "count"])
     assert (int(summary.loc["hubs", "count"]), summary.loc["hubs", "fingerprint"]) == _hubs(work)
 
