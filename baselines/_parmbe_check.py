@@ -213,38 +213,3 @@ def _closure_is_vmajor(vo, vi, ui, base, adj, lo, ln, target, ctr):
     if ctr is not None:
         _count_test(ctr, bd, work, ok, 0 if bd <= target else _NOT_BY_LISTS)
     return ok
-
-
-@njit(cache=True, nogil=True)
-def _has_lower_witness(vo, vi, ui, base, adj, lo, ln, rank, rv, buf, ctr):
-    """Whether a vertex ranked below ``rv`` lies in every list N(ui[base + j]), j in
-    adj[lo:lo+ln] (the shortest list's such vertices, filtered list by list; ``buf`` holds
-    them).  ``ctr``: the elements read go to ``closure``."""
-    best, bd = _shortest(vo, ui, base, adj, lo, ln)
-    yb = ui[base + adj[best]]
-    m = 0
-    for t in range(vo[yb], vo[yb] + bd):
-        if rank[vi[t]] < rv:
-            buf[m] = vi[t]
-            m += 1
-    if ctr is not None:
-        ctr[work_counters.C_CLOSURE] += ln + bd
-    for e in range(lo, lo + ln):
-        if m == 0:
-            return False
-        if e == best:
-            continue
-        y = ui[base + adj[e]]
-        p = vo[y]
-        s1 = vo[y + 1]
-        nm = 0
-        for t in range(m):
-            x = buf[t]
-            p = _lower_bound(vi, p, s1, x)
-            if p < s1 and vi[p] == x:
-                buf[nm] = x
-                nm += 1
-        if ctr is not None:
-            ctr[work_counters.C_CLOSURE] += m * _log2_ceil(s1 - vo[y] + 1)
-        m = nm
-    return m > 0

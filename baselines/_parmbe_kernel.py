@@ -54,12 +54,7 @@ are for the work analysis only: ``vmajor`` runs the branch test vertex by vertex
 branch of the task (a lower-ranked vertex is never in X', so one containing Γ'
 rejects the branch without the test), and ``wstatic=K`` tries instead the task's K
 lower-ranked 2-hop vertices with the most common neighbours with v, chosen once
-at the task's start from the two-hop counts it makes anyway.  ``pivot=P`` (1-100) takes a
-node's tail vertex with the longest list first (a pivot p), where that list holds P % of
-Γ(X) or more, and then the rest in the node's order, skipping every tail vertex s whose list lies inside Γ' of p: its own
-branch has Γ'_s ⊆ Γ'_p ⊆ N(p), and p, out of the tail, is in its closure (the
-branch fails the test).  In the ascending order alone that skip is the twins' (a
-later list is no shorter than Γ'); first-level pieces (K > 1) keep their order.  Work
+at the task's start from the two-hop counts it makes anyway.  Work
 counters (:mod:`baselines._work`) are on when ``ctr`` is an array and compiled
 out when it is ``None`` (the engine).
 """
@@ -70,8 +65,7 @@ import numpy as np
 from numba import njit
 
 from baselines import _work as work_counters
-from baselines._parmbe_check import (_closure_is_vmajor, _closure_size, _contains_all,
-                                     _has_lower_witness)
+from baselines._parmbe_check import _closure_is_vmajor, _closure_size, _contains_all
 from baselines._sort import insertion_sort
 from mbebench.fingerprint import combine_sides_nb, left_elem_nb, right_elem_nb
 from mbebench.jitcache import keyed
@@ -181,7 +175,7 @@ _BUILDS: dict = {}
 WCAP = 4  # witnesses a task keeps (build(wcache=True))
 
 
-def build(skip=True, vmajor=False, wcache=False, wstatic=0, pivot=0, lowprune=False):
+def build(skip=True, vmajor=False, wcache=False, wstatic=0):
     """The search (``run_tasks``) for one setting of the work-analysis switch.
 
     ``skip``: flag tail vertices whose whole list equals Γ' and skip them (the
@@ -189,10 +183,10 @@ def build(skip=True, vmajor=False, wcache=False, wstatic=0, pivot=0, lowprune=Fa
     the flags save).  The switch is a constant of the compiled code: the
     engine's build has no trace of the other setting.  Memoised.
     """
-    key = (bool(skip), bool(vmajor), bool(wcache), int(wstatic), int(pivot), bool(lowprune))
+    key = (bool(skip), bool(vmajor), bool(wcache), int(wstatic))
     if key in _BUILDS:
         return _BUILDS[key]
-    SKIP, VMAJOR, WCACHE, WSTATIC, PIVOT, LOWPRUNE = key
+    SKIP, VMAJOR, WCACHE, WSTATIC = key
     NWS = max(WSTATIC, 1)
 
     @keyed
@@ -239,7 +233,6 @@ def build(skip=True, vmajor=False, wcache=False, wstatic=0, pivot=0, lowprune=Fa
         f_vtop = np.empty(fcap, np.int64)
         f_atop = np.empty(fcap, np.int64)
         f_atot = np.empty(fcap, np.int64)
-        f_piv = np.zeros(fcap, np.uint8)
 
         for t in range(verts.shape[0]):
             v = verts[t]
@@ -325,18 +318,6 @@ def build(skip=True, vmajor=False, wcache=False, wstatic=0, pivot=0, lowprune=Fa
                 fp += combine_sides_nb(sum_x, sum_v, u_is_left)
                 if ctr is not None:
                     ctr[work_counters.C_REPORT] += d
-            if LOWPRUNE and npp > 0:
-                # a tail vertex whose list inside N(v) lies in a lower-ranked vertex's list
-                # is in no kept branch: every branch holding it has that vertex in its closure
-                kept_s = 0
-                for s in range(npp):
-                    if not _has_lower_witness(vo, vi, ui, base, adj, aoff[s], alen[s], rank, rv,
-                                              buf, ctr):
-                        vid[kept_s] = vid[s]
-                        aoff[kept_s] = aoff[s]
-                        alen[kept_s] = alen[s]
-                        kept_s += 1
-                npp = kept_s
             if npp == 0:
                 continue
             _sort_slots(vid, aoff, alen, 0, npp)
@@ -352,8 +333,6 @@ def build(skip=True, vmajor=False, wcache=False, wstatic=0, pivot=0, lowprune=Fa
             f_vtop[0] = npp
             f_atop[0] = tot
             f_atot[0] = tot
-            f_piv[0] = 1 if (PIVOT > 0 and kk == 1 and npp > 1
-                             and 100 * alen[npp - 1] >= PIVOT * d) else 0
             # --- depth-first search, explicit stack -------------------------
             while depth >= 0:
                 i = f_i[depth]
@@ -362,19 +341,7 @@ def build(skip=True, vmajor=False, wcache=False, wstatic=0, pivot=0, lowprune=Fa
                     continue
                 f_i[depth] = i + f_step[depth]
                 p0 = f_p0[depth]
-                pend = p0 + f_np[depth]
                 ws = p0 + i
-                t0 = ws + 1  # the remaining tail: [t0, tend)
-                tend = pend
-                if PIVOT > 0 and f_piv[depth]:
-                    # the last (longest list) first, then the others; it leaves the tail
-                    tend = pend - 1
-                    if i == 0:
-                        ws = tend
-                        t0 = p0
-                    else:
-                        ws = p0 + i - 1
-                        t0 = ws + 1
                 if skip[ws]:
                     continue
                 lo = aoff[ws]
@@ -384,11 +351,12 @@ def build(skip=True, vmajor=False, wcache=False, wstatic=0, pivot=0, lowprune=Fa
                     mark[adj[e]] = token
                 vtop = f_vtop[depth]
                 atop = f_atop[depth]
+                pend = p0 + f_np[depth]
                 if ctr is not None:
                     ctr[work_counters.C_NODES] += 1
                     ctr[work_counters.C_LPRIME] += ln
-                    ctr[work_counters.C_PVERTS] += tend - t0
-                need_v = vtop + (tend - t0) + 1
+                    ctr[work_counters.C_PVERTS] += pend - ws - 1
+                need_v = vtop + (pend - ws)
                 vid, aoff, alen, skip, vcap = _reserve_slots(vid, aoff, alen, skip, vcap, need_v)
                 adj, acap = _reserve(adj, acap, atop + f_atot[depth])
                 # child tail: remaining tail filtered to Γ' (= w's list)
@@ -396,7 +364,7 @@ def build(skip=True, vmajor=False, wcache=False, wstatic=0, pivot=0, lowprune=Fa
                 nx = f_nx[depth] + 1
                 cp0 = vtop
                 a0 = atop
-                for s in range(t0, tend):
+                for s in range(ws + 1, pend):
                     al = alen[s]
                     so = aoff[s]
                     if ctr is not None:
@@ -413,8 +381,6 @@ def build(skip=True, vmajor=False, wcache=False, wstatic=0, pivot=0, lowprune=Fa
                         if SKIP and al == ln:
                             skip[s] = 1
                     elif c > 0:
-                        if PIVOT > 0 and SKIP and c == al and f_piv[depth]:
-                            skip[s] = 1  # its list inside Γ': w is in its closure
                         vid[vtop] = vid[s]
                         aoff[vtop] = atop
                         alen[vtop] = c
@@ -480,8 +446,6 @@ def build(skip=True, vmajor=False, wcache=False, wstatic=0, pivot=0, lowprune=Fa
                     f_vtop[depth] = vtop
                     f_atop[depth] = atop
                     f_atot[depth] = atop - a0
-                    f_piv[depth] = 1 if (PIVOT > 0 and np2 > 1
-                                         and 100 * alen[vtop - 1] >= PIVOT * ln) else 0
         if ctr is not None:
             ctr[work_counters.C_BICLIQUES] += count
         return count, fp

@@ -49,7 +49,6 @@ VARIANTS = [
     "P", "P-side", "P-desc", "P-random",
     "parmbe:side=other,order=random,skip=0,wcache=1,wstatic=4",
     "parmbe:order=desc,vmajor=1,wstatic=16",
-    "P-pivot", "parmbe:side=other,order=random,pivot=90", "P-lowprune",
 ]
 
 

@@ -49,7 +49,7 @@ from mbebench.side import candidates_on_left  # noqa: E402
 IMBEA_DEFAULT = {"side": "auto", "order": "asc", "wmode": 0, "check": 0, "buildq": 1, "twin": 1}
 BUILD_KEYS = ("wmode", "check", "buildq", "twin")  # _imbea_kernel.build's arguments, in order
 PARMBE_DEFAULT = {"side": "smaller", "order": "asc", "skip": 1, "vmajor": 0, "wcache": 0,
-                  "wstatic": 0, "pivot": 0, "lowprune": 0}
+                  "wstatic": 0}
 
 # name -> variant string; the first of each family is the engine's own setting
 PRESETS = {
@@ -74,9 +74,6 @@ PRESETS = {
     "P-wcache": "parmbe:wcache=1",
     "P-wstatic": "parmbe:wstatic=4",
     "P-wstatic16": "parmbe:wstatic=16",
-    "P-pivot": "parmbe:pivot=1",
-    "P-pivot90": "parmbe:pivot=90",
-    "P-lowprune": "parmbe:lowprune=1",
 }
 
 
@@ -148,9 +145,7 @@ def run_variant(graph: CSRGraph, name: str, every: int = 1, first: int = 0) -> d
                                ones, False, ctr)
     else:
         search = _parmbe_kernel.build(skip=bool(spec["skip"]), vmajor=bool(spec["vmajor"]),
-                                      wcache=bool(spec["wcache"]), wstatic=int(spec["wstatic"]),
-                                      pivot=int(spec["pivot"]),
-                                      lowprune=bool(spec["lowprune"]))
+                                      wcache=bool(spec["wcache"]), wstatic=int(spec["wstatic"]))
         verts = order[np.diff(c_off)[order] > 0][first::every]
         ones = np.ones(verts.size, np.int32)  # whole subproblems: piece 0 of 1
         cnt, slot, touched, buf = parmbe_plan.new_scratch(c_off, l_off)
