@@ -108,6 +108,9 @@ def _closure_size(vo, vi, ui, base, adj, lo, ln, target, buf, ctr):
     work = ln
     lists = 0
     group_end = 0  # (the 32-lane model's current round ends after this many lists)
+    ge_gpu = 0
+    ge_mid = 0
+    ge_wide = 0
     m = bd
     if bd > target:
         yb = ui[base + adj[best]]
@@ -150,6 +153,19 @@ def _closure_size(vo, vi, ui, base, adj, lo, ln, target, buf, ctr):
                 if lists >= group_end:  # a new round: as many lists as the vertices left fit
                     ctr[work_counters.C_CROUNDS] += 1
                     group_end = lists + max(1, 32 // max(m - target, 1))
+                sl = max(m - target, 1)
+                lg = 0
+                while (1 << lg) < sl:
+                    lg += 1
+                if lists >= ge_gpu:
+                    ctr[work_counters.C_RGPU] += 1
+                    ge_gpu = lists + (32 >> lg if sl <= 32 else 1)
+                if lists >= ge_mid:
+                    ctr[work_counters.C_RMID] += 1
+                    ge_mid = lists + (32 >> lg if sl <= 32 else (2 if sl <= 64 else 1))
+                if lists >= ge_wide:
+                    ctr[work_counters.C_RWIDE] += 1
+                    ge_wide = lists + (128 >> lg if sl <= 128 else 1)
             m = nm
             if ctr is not None:
                 ctr[work_counters.C_CLISTS] += 1

@@ -48,6 +48,9 @@ COUNTERS = (
     "closure_rounds32",  # rounds of a 32-lane model: R' left out, 32 // (vertices left) lists
     "closure_scan",  # elements: the lengths of Γ''s lists read to find the shortest
     "closure_scan_stop",  # ... in 32-entry chunks stopping at the first no longer than the target
+    "rounds_gpu",  # rounds of today's GPU check: 32 >> ceil(log2 s) lists while s <= 32, else 1
+    "rounds_mid",  # ... and 2 lists a round while 33 <= s <= 64 (pairs 4 a lane)
+    "rounds_wide",  # ... 128 >> ceil(log2 s) lists a round while s <= 128 (pairs 4 a lane)
 )
 NCTR = len(COUNTERS)
 (
@@ -85,6 +88,9 @@ NCTR = len(COUNTERS)
     C_CROUNDS,
     C_CSCAN,
     C_CSCANSTOP,
+    C_RGPU,
+    C_RMID,
+    C_RWIDE,
 ) = range(NCTR)
 
 

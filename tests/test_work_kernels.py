@@ -90,6 +90,10 @@ def test_variant_matches_oracle(variant):
                 assert c["closure_tried"] > c["closure_tried_r"] or c["closure_lists"] == 0
                 # a round of the 32-lane model reads one list or more
                 assert 0 < c["closure_rounds32"] <= c["closure_lists"] or c["closure_lists"] == 0
+                # more lists a round at every size of the intersection: never more rounds
+                assert (c["closure_rounds32"] <= c["rounds_gpu"] <= c["closure_lists"]
+                        and c["rounds_wide"] <= c["rounds_mid"] <= c["rounds_gpu"])
+                assert c["rounds_wide"] > 0 or c["closure_lists"] == 0
                 # the scan for the shortest list reads every list's length (one at least),
                 # the scan that stops early no more
                 assert c["closure_tests"] <= c["closure_scan_stop"] <= c["closure_scan"]
