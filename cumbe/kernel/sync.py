@@ -132,6 +132,14 @@ if SIM:
                                                           threading.Lock())
         _kapi.FakeCUDAShared.array.cumbe_locked = True
 
+    def _popc(self, val):
+        """Bits set in val's two's complement, as the device counts them (the simulator's
+        counts those of its absolute value: 1 for -1)."""
+        width = val.dtype.itemsize * 8 if isinstance(val, np.integer) else 64
+        return bin(int(val) & ((1 << width) - 1)).count("1")
+
+    _kapi.FakeCUDAModule.popc = _popc
+
 else:
     from llvmlite import ir
     from numba.cuda import types as _types
