@@ -18,11 +18,12 @@ and assembling it, as ``tools/kernel_text.py`` does); their lines count to their
 line (the search loop's to ``stages.py``'s call).  The debug-info names of closures
 (``make.<locals>.f``) are made plain identifiers.  A build with line info is a build of its
 own: it compiles into a cache directory of its own (``NUMBA_CACHE_DIR``, default a
-``mbebench-lineinfo`` folder in the temporary directory).  A build with these patches ran at the default build's speed on
-planted-xl-e2.3 (16.5 s against 16.4 s, H200, 2026-12-03, applied by a wrapper of the same
-patches; this script's own build failed on a GPU on 2026-12-04 as above, and has not run on one
-since the search loop was left out).  Set ``--warp-sampling-interval`` on runs of seconds:
-with the default the samples came from the first seconds only."""
+``mbebench-lineinfo`` folder in the temporary directory).  A build with these patches ran at
+the default build's speed on planted-xl-e2.3 (16.5 s against 16.4 s, H200, 2026-12-03,
+applied by a wrapper of the same patches; this script's own build failed on a GPU on
+2026-12-04 as above, and has not run on one since the search loop was left out).  Set
+``--warp-sampling-interval`` on runs of seconds: with the default the samples came from the
+first seconds only."""
 
 from __future__ import annotations
 
