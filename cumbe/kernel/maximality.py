@@ -185,29 +185,6 @@ def make_maximality(cfg, grp):
                 n2 = move_down4(W, gl, oCB, n2, in_row(hubs, h, u0), u0, in_row(hubs, h, u1),
                                 u1, in_row(hubs, h, u2), u2, in_row(hubs, h, u3), u3)
                 t0 = I32(t0 + 4 * WARP)
-            if m - t0 > WARP:
-                # two to four chunks left: their loads in flight together too (chunk by
-                # chunk, each waited for its own)
-                t = I32(t0 + gl)
-                u0 = ld(S, I32(so + t))
-                k0 = in_row(hubs, h, u0)
-                u1 = I32(-1)
-                k1 = False
-                if t + WARP < m:
-                    u1 = ld(S, I32(so + t + WARP))
-                    k1 = in_row(hubs, h, u1)
-                u2 = I32(-1)
-                k2 = False
-                if t + 2 * WARP < m:
-                    u2 = ld(S, I32(so + t + 2 * WARP))
-                    k2 = in_row(hubs, h, u2)
-                u3 = I32(-1)
-                k3 = False
-                if t + 3 * WARP < m:
-                    u3 = ld(S, I32(so + t + 3 * WARP))
-                    k3 = in_row(hubs, h, u3)
-                n2 = move_down4(W, gl, oCB, n2, k0, u0, k1, u1, k2, u2, k3, u3)
-                t0 = m
             while t0 < m:
                 t = I32(t0 + gl)
                 keep = False
@@ -275,19 +252,6 @@ def make_maximality(cfg, grp):
         return e
 
     @dev
-    def probe(A, NV, offV, adjV, W, pi, o, oCB, m, nl, p0, estar, lg, tm, hubs):
-        """Does pair ``pi`` (vertex pi mod 2**lg of the running intersection at ``oCB``, list
-        p0 + pi // 2**lg of those left) miss?  False past the vertices or the lists."""
-        t = I32(pi & tm)
-        p = I32(p0 + (pi >> lg))
-        miss = False
-        if t < m and p < nl:
-            y = ld(NV, A[o + other_list(p, estar)])
-            miss = not member(adjV, offV[y], offV[y + 1], hubs, hub_row(hubs, y),
-                              ld(W, I32(oCB + t)))
-        return miss
-
-    @dev
     def check_rounds(A, NV, offV, adjV, W, sh, g, gl, o, kl, target, oCB, half, estar, lo0,
                      dmin, err, hubs):
         """A warp's check that takes R' out of the running intersection once at most 32
@@ -316,7 +280,7 @@ def make_maximality(cfg, grp):
                 t = I32(t + WARP)
             gsync()
         while True:
-            if not out and m - target <= 4 * WARP:
+            if not out and m - target <= WARP:
                 if m == target:
                     m = I32(0)
                     break
@@ -329,70 +293,34 @@ def make_maximality(cfg, grp):
                 out = True
             if p0 >= nl:
                 break
-            if out and m <= 4 * WARP:
-                # pairs (vertex t, list j) in power-of-two strides (2**lg >= m: shifts and
-                # masks, not a 64-bit division, a subroutine call on the GPU), four a lane
-                # (pair gl + 32 c), their loads in flight together: 128 // 2**lg lists a
-                # round; a vertex is struck out once one pair misses it
+            if out and m <= WARP:
+                # lists in power-of-two strides of lanes (2**lg >= m): shifts and masks, not
+                # a 64-bit division (a subroutine call on the GPU, and its spills)
                 lg = I32(32 - cuda.clz(I32(m - 1)))  # ceil(log2 m): 0 for m = 1
-                k = I32((4 * WARP) >> lg)
-                tm = I32((I32(1) << lg) - 1)
-                x0 = probe(A, NV, offV, adjV, W, gl, o, oCB, m, nl, p0, estar, lg, tm, hubs)
-                x1 = probe(A, NV, offV, adjV, W, I32(gl + WARP), o, oCB, m, nl, p0, estar, lg,
-                           tm, hubs)
-                x2 = probe(A, NV, offV, adjV, W, I32(gl + 2 * WARP), o, oCB, m, nl, p0, estar,
-                           lg, tm, hubs)
-                x3 = probe(A, NV, offV, adjV, W, I32(gl + 3 * WARP), o, oCB, m, nl, p0, estar,
-                           lg, tm, hubs)
-                w0 = (I64(ballot(x0)) & MASK32) | ((I64(ballot(x1)) & MASK32) << 32)
-                w1 = (I64(ballot(x2)) & MASK32) | ((I64(ballot(x3)) & MASK32) << 32)
-                dlo = w0
-                dhi = w1
-                if lg < 7:
-                    # pair j * 2**lg + t lies at bit t of word 0 or 1, shifted by a multiple
-                    # of 2**lg: fold the words, then the 2**lg-bit fields
-                    d = w0 | w1
-                    dlo = d
-                    jj = I32(1)
-                    while jj < (64 >> lg):
-                        dlo |= d >> (jj << lg)
-                        jj = I32(jj + 1)
-                    dhi = I64(0)
-                mlo = I64(-1)
-                if m < 64:
-                    mlo = (I64(1) << m) - 1
-                mhi = I64(0)
-                if m >= 128:
-                    mhi = I64(-1)
-                elif m > 64:
-                    mhi = (I64(1) << (m - 64)) - 1
-                llo = ~dlo & mlo
-                lhi = ~dhi & mhi
-                mine0 = I32(-1)
-                mine1 = I32(-1)
-                mine2 = I32(-1)
-                mine3 = I32(-1)
+                k = I32(WARP >> lg)
+                j = I32(gl >> lg)
+                t = I32(gl & ((I32(1) << lg) - 1))
+                p = I32(p0 + j)
+                miss = False
+                if t < m and p < nl:
+                    y = ld(NV, A[o + other_list(p, estar)])
+                    miss = not member(adjV, offV[y], offV[y + 1], hubs, hub_row(hubs, y),
+                                      ld(W, I32(oCB + t)))
+                mine = I32(-1)
                 if gl < m:
-                    mine0 = ld(W, I32(oCB + gl))
-                if gl + WARP < m:
-                    mine1 = ld(W, I32(oCB + gl + WARP))
-                if gl + 2 * WARP < m:
-                    mine2 = ld(W, I32(oCB + gl + 2 * WARP))
-                if gl + 3 * WARP < m:
-                    mine3 = ld(W, I32(oCB + gl + 3 * WARP))
-                gsync()  # every lane has read its vertices before they move
-                below = (I64(1) << gl) - 1
-                nlo = I32(cuda.popc(llo))
-                if (llo >> gl) & 1:
-                    st(W, I32(oCB + cuda.popc(llo & below)), mine0)
-                if (llo >> (gl + WARP)) & 1:
-                    st(W, I32(oCB + cuda.popc(llo & ((below << WARP) | MASK32))), mine1)
-                if (lhi >> gl) & 1:
-                    st(W, I32(oCB + nlo + cuda.popc(lhi & below)), mine2)
-                if (lhi >> (gl + WARP)) & 1:
-                    st(W, I32(oCB + nlo + cuda.popc(lhi & ((below << WARP) | MASK32))), mine3)
+                    mine = ld(W, I32(oCB + gl))
+                bits = I64(ballot(miss)) & MASK32
+                dead = I64(0)
+                jj = I32(0)
+                while jj < k:
+                    dead |= bits >> (jj << lg)
+                    jj = I32(jj + 1)
+                live = ~dead & ((I64(1) << m) - 1)
+                gsync()  # every lane has read the vertices before they move
+                if gl < m and (live >> gl) & 1:
+                    st(W, I32(oCB + cuda.popc(live & ((I64(1) << gl) - 1))), mine)
                 gsync()
-                m = I32(nlo + cuda.popc(lhi))
+                m = I32(cuda.popc(live))
                 p0 = I32(p0 + k)
             else:
                 m = one_list(A, NV, offV, adjV, W, gl, o, other_list(p0, estar), W, oCB, oCB,
