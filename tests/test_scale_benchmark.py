@@ -121,7 +121,11 @@ def test_every_build_runs_once_untimed_before_the_graphs(tmp_path, monkeypatch):
         return {"status": "ok"}
 
     monkeypatch.setattr(scale, "run_cumbe", fake_run)
+    compiled = []
+    monkeypatch.setattr(scale.warm, "warm", lambda b, jobs, emit: compiled.extend(b) or True)
     got = scale.warm_up(tmp_path, ["cuMBE", "noRS"], [0, 8], instrument=True)
+    assert compiled == ["cuMBE:128", "cuMBE:128:8", "cuMBE-instr:128", "noRS:128",
+                        "noRS:128:8", "noRS-instr:128"]
     lim = scale.WARM_UP_LIMIT_S
     p, i = ("--no-rounds",), ("--instrument", "--no-rounds")
     assert calls == [("crown-8.csr", "cuMBE", lim, p, 0), ("crown-8.csr", "cuMBE", lim, p, 8),
@@ -129,7 +133,15 @@ def test_every_build_runs_once_untimed_before_the_graphs(tmp_path, monkeypatch):
                      ("crown-8.csr", "noRS", lim, p, 0), ("crown-8.csr", "noRS", lim, p, 8),
                      ("crown-8.csr", "noRS", lim, i, 0)]
     assert got == {"cuMBE": "ok", "cuMBE, 8 blocks/SM": "ok", "cuMBE (instr)": "ok",
-                   "noRS": "ok", "noRS, 8 blocks/SM": "ok", "noRS (instr)": "ok"}
+                   "noRS": "ok", "noRS, 8 blocks/SM": "ok", "noRS (instr)": "ok",
+                   "kernel builds": "ok"}
+
+
+def test_the_check_in_rounds_warms_its_build_with_hub_rows_and_without():
+    """A graph without hub rows (movielens-10m_ui x200) launches the build without: its cold
+    compile once timed the graph's first run out."""
+    got = scale.kernel_builds(["cuMBE"], [0], instrument=False, rounds=True)
+    assert got == ["cuMBE:128", "cuMBE-rounds:128", "cuMBE-rounds-hubs:128"]
 
 
 def test_cumbe_with_the_check_in_rounds_runs_after_cumbe():

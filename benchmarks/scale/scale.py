@@ -52,6 +52,8 @@ from mbebench.published import inputs, output  # noqa: E402
 from mbebench.published.codes import CODES  # noqa: E402
 
 from benchmarks import standins  # noqa: E402
+from cumbe import warm  # noqa: E402
+from cumbe.spec import SPEC  # noqa: E402
 
 DEFAULT_GRAPHS = ("marvel-x12", "marvel-x60", "youtube-groupmemberships-x10",
                   "movielens-10m_ui-x20", "edit-nawiki-x8", "planted-xs", "planted-s",
@@ -191,14 +193,36 @@ def builds(variants: list[str], bounds: list[int], instrument: bool, rounds: boo
             yield "cuMBE rounds", v, ["--rounds"], 0
 
 
+def kernel_builds(variants: list[str], bounds: list[int], instrument: bool,
+                  rounds: bool = False) -> list[str]:
+    """The kernel builds (``cumbe.warm``'s names) that the runs of :func:`builds` may launch.
+    A run with the check in rounds launches the build with hub rows or the one without, as
+    the graph has rows or not (movielens-10m_ui x200 has none): a tiny graph's run compiles
+    only one of the two."""
+    threads = SPEC.defaults()["threads"]
+    out = []
+    for v in variants:
+        out += [warm.spec(v, threads, blocks_per_sm=b) for b in bounds]
+        if instrument:
+            out.append(warm.spec(v, threads, instr=True))
+        if rounds and v == "cuMBE":
+            out += [warm.spec(v, threads, rounds=True), warm.spec(v, threads, rounds=True,
+                                                                  hubs=True)]
+    return out
+
+
 def warm_up(work: Path, variants: list[str], bounds: list[int], instrument: bool,
             rounds: bool = False) -> dict:
-    """One untimed run of every build on a tiny graph first: a fresh cache compiles the
-    kernel and the host's numba functions in the first run (tens of seconds), which would
-    otherwise count against the first graph's time limit."""
+    """Every kernel build compiled and every run once on a tiny graph first, untimed: a
+    fresh cache compiles the kernel and the host's numba functions in the first run that
+    needs them (tens of seconds each), which would otherwise count against a graph's time
+    limit (a cold compile timed out movielens-10m_ui x200's first run at 30 s)."""
+    ok = warm.warm(kernel_builds(variants, bounds, instrument, rounds), os.cpu_count() or 1,
+                   emit=lambda line: print(line, flush=True))
     csr = make(WARM_UP_GRAPH, Path("/nonexistent"), work)
-    return {label: run_cumbe(csr, v, WARM_UP_LIMIT_S, extra, b)["status"]
+    runs = {label: run_cumbe(csr, v, WARM_UP_LIMIT_S, extra, b)["status"]
             for label, v, extra, b in builds(variants, bounds, instrument, rounds)}
+    return {**runs, "kernel builds": "ok" if ok else "error"}
 
 
 def run_published(name: str, binary: str, g: CSRGraph, limit: float) -> dict:
