@@ -5,6 +5,7 @@ Compute's source page (docs/gpu-performance.md, "A dense-core grade"):
         --metrics smsp__pcsamp_sample_count,group:smsp__pcsamp_warp_stall_reasons \
         -o prof python tools/lineinfo_run.py run GRAPH.csr
     ncu --import prof.ncu-rep --page source --csv --print-source cuda,sass > lines.csv
+    python tools/pcsamp_lines.py lines.csv      # by line, function and caller
 
 ``CUMBE_LINEINFO=1`` gives the kernel line info, but its device functions are compiled apart
 and inlined, and without their own every instruction of the search counts to the kernel's
@@ -21,7 +22,8 @@ own: it compiles into a cache directory of its own (``NUMBA_CACHE_DIR``, default
 ``mbebench-lineinfo`` folder in the temporary directory).  A build with these patches ran at
 the default build's speed on planted-xl-e2.3 (16.5 s against 16.4 s, H200, 2026-12-03,
 applied by a wrapper of the same patches; this script's own build failed on a GPU on
-2026-12-04 as above, and has not run on one since the search loop was left out).  Set
+2026-12-04 as above, and ran with the search loop left out on 2026-12-05: planted-xl-e2.28,
+the unprofiled count and fingerprint).  Set
 ``--warp-sampling-interval`` on runs of seconds: with the default the samples came from the
 first seconds only."""
 
