@@ -229,3 +229,39 @@ def _closure_is_vmajor(vo, vi, ui, base, adj, lo, ln, target, ctr):
     if ctr is not None:
         _count_test(ctr, bd, work, ok, 0 if bd <= target else _NOT_BY_LISTS)
     return ok
+
+
+@keyed
+@njit(cache=True, nogil=True)
+def _witness_is_left(vo, vi, ui, base, adj, lo, ln, rank, rv, qmark, buf, ctr):
+    """The work analysis's model of a test that knows P (docs/gpu.md, "Dense cores", lead 7):
+    L' is maximal iff no witness contains it, a witness being a vertex ranked below the task's
+    root ``rv`` or a candidate already tried on the node's path (``qmark`` > 0); R', x and the
+    remaining candidates leave at once.  Intersects only the shortest list's witnesses with
+    the other lists, stopping once none is left.  True iff one contains L' (not maximal)."""
+    best, bd = _shortest(vo, ui, base, adj, lo, ln)
+    yb = ui[base + adj[best]]
+    m = 0
+    for t in range(vo[yb], vo[yb + 1]):
+        u = vi[t]
+        if rank[u] < rv or qmark[u] > 0:
+            buf[m] = u
+            m += 1
+    ctr[work_counters.C_PWCLASS] += bd
+    for e in range(lo, lo + ln):
+        if m == 0:
+            break
+        if e == best:
+            continue
+        y = ui[base + adj[e]]
+        ctr[work_counters.C_PWTRIED] += m
+        ctr[work_counters.C_PWLISTS] += 1
+        nm = 0
+        p = vo[y]
+        for t in range(m):
+            p = _lower_bound(vi, p, vo[y + 1], buf[t])
+            if p < vo[y + 1] and vi[p] == buf[t]:
+                buf[nm] = buf[t]
+                nm += 1
+        m = nm
+    return m > 0

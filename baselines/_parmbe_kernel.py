@@ -65,7 +65,12 @@ import numpy as np
 from numba import njit
 
 from baselines import _work as work_counters
-from baselines._parmbe_check import _closure_is_vmajor, _closure_size, _contains_all
+from baselines._parmbe_check import (
+    _closure_is_vmajor,
+    _closure_size,
+    _contains_all,
+    _witness_is_left,
+)
 from baselines._sort import insertion_sort
 from mbebench.fingerprint import combine_sides_nb, left_elem_nb, right_elem_nb
 from mbebench.jitcache import keyed
@@ -224,6 +229,14 @@ def build(skip=True, vmajor=False, wcache=False, wstatic=0):
         adj = np.empty(acap, np.int32)
 
         fcap = maxd + 2
+        # the work analysis's model of a test that knows P (_witness_is_left): the tried
+        # candidates of the node's path, marked with their depth + 1
+        nq = 1
+        if ctr is not None:
+            nq = rank.shape[0]
+        qmark = np.zeros(nq, np.int64)
+        f_qdone = np.zeros(fcap, np.int64)
+        wbuf = np.empty(nq, np.int32)
         f_sumx = np.empty(fcap, np.uint64)
         f_nx = np.empty(fcap, np.int64)
         f_p0 = np.empty(fcap, np.int64)
@@ -329,6 +342,7 @@ def build(skip=True, vmajor=False, wcache=False, wstatic=0):
             f_p0[0] = 0
             f_np[0] = npp
             f_i[0] = k
+            f_qdone[0] = 0
             f_step[0] = kk
             f_vtop[0] = npp
             f_atop[0] = tot
@@ -337,10 +351,18 @@ def build(skip=True, vmajor=False, wcache=False, wstatic=0):
             while depth >= 0:
                 i = f_i[depth]
                 if i >= f_np[depth]:
+                    if ctr is not None:
+                        for j in range(f_qdone[depth]):
+                            qmark[vid[f_p0[depth] + j]] = 0
                     depth -= 1
                     continue
                 f_i[depth] = i + f_step[depth]
                 p0 = f_p0[depth]
+                if ctr is not None:
+                    # every slot before this one was tried here (or by another piece)
+                    for j in range(f_qdone[depth], i):
+                        qmark[vid[p0 + j]] = depth + 1
+                    f_qdone[depth] = max(f_qdone[depth], i)
                 ws = p0 + i
                 if skip[ws]:
                     continue
@@ -364,11 +386,13 @@ def build(skip=True, vmajor=False, wcache=False, wstatic=0):
                 nx = f_nx[depth] + 1
                 cp0 = vtop
                 a0 = atop
+                xw = 0
                 for s in range(ws + 1, pend):
                     al = alen[s]
                     so = aoff[s]
                     if ctr is not None:
                         ctr[work_counters.C_EXPAND] += al
+                        xw += al
                     c = 0
                     for e in range(so, so + al):
                         x = adj[e]
@@ -410,6 +434,12 @@ def build(skip=True, vmajor=False, wcache=False, wstatic=0):
                 else:
                     ym = _closure_size(vo, vi, ui, base, adj, lo, ln, nx, buf, ctr)
                     kept = ym <= nx
+                    if ctr is not None:
+                        if _witness_is_left(vo, vi, ui, base, adj, lo, ln, rank, rv, qmark,
+                                            wbuf, ctr) == kept:
+                            ctr[work_counters.C_PWDIS] += 1
+                        if not kept:
+                            ctr[work_counters.C_PWXREJ] += xw
                     if WCACHE and not kept:
                         # a lower-ranked vertex of the intersection is never in X': it will
                         # witness other branches of this task (most recent first)
@@ -442,6 +472,7 @@ def build(skip=True, vmajor=False, wcache=False, wstatic=0):
                     f_p0[depth] = cp0
                     f_np[depth] = np2
                     f_i[depth] = 0
+                    f_qdone[depth] = 0
                     f_step[depth] = 1
                     f_vtop[depth] = vtop
                     f_atop[depth] = atop

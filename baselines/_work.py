@@ -51,6 +51,11 @@ COUNTERS = (
     "rounds_gpu",  # rounds of today's GPU check: 32 >> ceil(log2 s) lists while s <= 32, else 1
     "rounds_mid",  # ... and 2 lists a round while 33 <= s <= 64 (pairs 4 a lane)
     "rounds_wide",  # ... 128 >> ceil(log2 s) lists a round while s <= 128 (pairs 4 a lane)
+    "pw_class",  # a check that knows P: the shortest list's vertices classified (witness or not)
+    "pw_tried",  # ... witnesses of the running intersection looked up in the next list
+    "pw_lists",  # ... lists it intersects (none once no witness is left)
+    "pw_disagree",  # ... tests whose verdict differs from the closure test's (must stay 0)
+    "pw_expand_rejected",  # expansion elements read at nodes the closure test rejects
 )
 NCTR = len(COUNTERS)
 (
@@ -91,6 +96,11 @@ NCTR = len(COUNTERS)
     C_RGPU,
     C_RMID,
     C_RWIDE,
+    C_PWCLASS,
+    C_PWTRIED,
+    C_PWLISTS,
+    C_PWDIS,
+    C_PWXREJ,
 ) = range(NCTR)
 
 

@@ -97,6 +97,12 @@ def test_variant_matches_oracle(variant):
                 # the scan for the shortest list reads every list's length (one at least),
                 # the scan that stops early no more
                 assert c["closure_tests"] <= c["closure_scan_stop"] <= c["closure_scan"]
+                # the test that knows P (witnesses only): the same verdict at every node,
+                # never more lists nor lookups (its intersection is the witnesses of today's)
+                assert c["pw_disagree"] == 0
+                assert c["pw_lists"] <= c["closure_lists"]
+                assert c["pw_tried"] <= c["closure_tried"]
+                assert c["pw_expand_rejected"] <= c["expand"]
 
 
 @pytest.mark.parametrize("variant", ["I", "P"])
