@@ -34,26 +34,28 @@ def _page(tmp_path: Path) -> Path:
             '"2","one()","-","-","1","1","1"',
             '"","","0x10","      MOV R1, R2","1","1","1"',
             '"6","x = 1","-","-","20","20","20"',
-            '"","","0x40","      IADD R1, R1, 1","20","20","20"']
+            '"","","0x40","      IADD R1, R1, 1","20","20","20"',
+            # the page lists some of a helper's instructions under its call's line as well
+            '"","","0x50","      LDG R3, [R4]","2","2","2"']
     page = tmp_path / "lines.csv"
     page.write_text("\n".join(rows) + "\n")
     return page
 
 
-def test_samples_count_to_lines_functions_and_the_caller_before_a_helper(tmp_path):
+def test_samples_count_to_lines_functions_and_the_caller_of_a_helper(tmp_path):
     out = pcsamp.summary(str(_page(tmp_path)), root=tmp_path / "src")
-    assert out.startswith("30 samples")
-    assert " 66.7 %  maximality.py:one" in out and " 30.0 %  arena.py:ld" in out
+    assert out.startswith("30 samples")  # 0x50, listed twice, counts once
+    assert " 73.3 %  maximality.py:one" in out and " 30.0 %  arena.py:ld" in out
     assert "  3.3 %  maximality.py:check" in out
-    assert " 66.7 %  maximality.py:6  x = 1" in out
-    # 0x20 follows check's 0x10, 0x50 follows one's 0x40
+    assert " 73.3 %  maximality.py:6  x = 1" in out
+    # 0x20 follows check's 0x10 by address; 0x50 is listed with one's line 6
     assert " 23.3 %  arena.py after maximality.py:2 (maximality.py:check)" in out
-    assert "  6.7 %  arena.py after maximality.py:6 (maximality.py:one)" in out
+    assert "  6.7 %  arena.py with maximality.py:6 (maximality.py:one)" in out
 
 
 def test_a_context_takes_what_was_inlined_after_it(tmp_path):
     out = pcsamp.summary(str(_page(tmp_path)), root=tmp_path / "src", context=("check",))
-    ctx = out.split("by context (--context):\n")[1].split("\n\n")[0].splitlines()
+    ctx = out.split("by context (--context; each instruction once):\n")[1].split("\n\n")[0].splitlines()
     # check's own instruction, the helper after it, one's line inlined after it, and the
     # helper after that: all of it check's
     assert ctx == ["100.0 %  maximality.py:check"]

@@ -4,17 +4,18 @@ Compute's source page (docs/gpu-performance.md, "A dense-core grade"):
     ncu --import prof.ncu-rep --page source --csv --print-source cuda,sass > lines.csv
     python tools/pcsamp_lines.py lines.csv [--top 30] [--source-root .]
 
-The page lists each source file, its lines with their samples, and under each line the SASS
-instructions that line info gives it: the innermost line, so an instruction of an inlined
-helper (``arena.py``'s ``ld``, ``sync.py``'s barrier) counts to the helper, not to its caller.
-``--helpers`` names such files: their samples are also given to the caller, taken as the line
-of the nearest instruction before them (by address) in another file, which is where the
-compiler inlined them in all but a few places.  Functions are found by the ``def`` lines of
-the source files (``--source-root``: where the paths of the page lie, relative to their
-``cumbe/`` part), so a line counts to the innermost ``def`` above it.  ``--context F,G``
-counts every instruction to the last of those functions met before it by address (its own
-included; helpers and the same file's other functions inlined there count to it), which
-splits an inlined device function by where it was inlined."""
+The page lists each source file, its lines, and under each line the SASS instructions that
+line info gives it: an inlined helper's instruction (``arena.py``'s ``ld``, ``sync.py``'s
+barrier) under the helper's line, and some also under the line of the call.  Every total here
+counts an instruction once (by file, function and line, once under each it is listed under).
+``--helpers`` names such files: their samples are given to the caller too, the line the page
+lists them with, else the line of the nearest instruction before them (by address) in
+another file, which is where the compiler inlined them in all but a few places.  Functions
+are found by the ``def`` lines of the source files (``--source-root``: where the paths of the
+page lie, relative to their ``cumbe/`` part), so a line counts to the innermost ``def`` above
+it.  ``--context F,G`` counts every instruction to the last of those functions met before it
+by address (its own included; helpers and the same file's other functions inlined there
+count to it), which splits an inlined device function by where it was inlined."""
 
 from __future__ import annotations
 
@@ -26,9 +27,11 @@ from collections import Counter
 from pathlib import Path
 
 
-def read(path: str) -> tuple[dict, list]:
-    """(samples of each (file, line), [(address, file, line, samples)] of the instructions)."""
-    lines, ins, f, cur = {}, [], None, None
+def read(path: str) -> dict:
+    """{address: (samples, [(file, line), ...])}: each instruction once, with every line the
+    page lists it under (an inlined helper's instruction comes under the helper's line and,
+    for some, under the line of its call as well)."""
+    at, f, cur = {}, None, None
     with open(path, newline="") as fh:
         for r in csv.reader(fh):
             if not r or r[0] in ("Function Name", "Line No"):
@@ -41,30 +44,31 @@ def read(path: str) -> tuple[dict, list]:
             n = r[-1]
             if r[0]:
                 cur = (f, int(r[0]))
-                if n.isdigit():
-                    lines[cur] = lines.get(cur, 0) + int(n)
             elif cur and r[2].startswith("0x") and n.isdigit():
-                ins.append((int(r[2], 16), cur[0], cur[1], int(n)))
-    return lines, sorted(ins)
+                a = int(r[2], 16)
+                at.setdefault(a, (int(n), []))[1].append(cur)
+    return dict(sorted(at.items()))
 
 
 def functions(path: str, root: Path) -> list[tuple[int, str]]:
     """(line, name) of each ``def`` in the source file the page names ``path``."""
+    src = _source(path, root)
+    return [(i, m.group(1)) for i, t in enumerate(src, 1) if (m := re.match(r"\s*def (\w+)", t))]
+
+
+def _source(path: str, root: Path) -> list[str]:
     parts = Path(path).parts
-    rel = Path(*parts[parts.index("cumbe"):]) if "cumbe" in parts else Path(path)
-    src = root / rel
-    if not src.exists():
-        return []
-    return [(i, m.group(1)) for i, t in enumerate(src.read_text().splitlines(), 1)
-            if (m := re.match(r"\s*def (\w+)", t))]
+    p = root / Path(*parts[parts.index("cumbe"):]) if "cumbe" in parts else Path(path)
+    return p.read_text().splitlines() if p.exists() else []
 
 
 def summary(path: str, top: int = 30, helpers=("arena.py", "sync.py"), root=Path("."),
             context=()) -> str:
-    lines, ins = read(path)
-    total = sum(lines.values()) or 1
-    short = {f: Path(f).name for f, _ in lines}
-    defs = {f: functions(f, root) for f in short}
+    at = read(path)
+    total = sum(n for n, _ in at.values()) or 1
+    files = {f for _, where in at.values() for f, _ in where}
+    short = {f: Path(f).name for f in files}
+    defs = {f: functions(f, root) for f in files}
 
     def func(f, ln):
         name = "?"
@@ -73,44 +77,55 @@ def summary(path: str, top: int = 30, helpers=("arena.py", "sync.py"), root=Path
                 name = nm
         return f"{short[f]}:{name}"
 
-    pct = lambda n: f"{100 * n / total:5.1f} %"
-    out = [f"{total} samples"]
-    by_file, by_func, callers = Counter(), Counter(), Counter()
-    for (f, ln), n in lines.items():
-        by_file[short[f]] += n
-        by_func[func(f, ln)] += n
+    def pct(n):
+        return f"{100 * n / total:5.1f} %"
+
+    out = [(f"{total} samples (each instruction once; by file, function and line an "
+            "instruction counts to every one the page lists it under)")]
+    by_file, by_func, by_line, callers = Counter(), Counter(), Counter(), Counter()
     prev = None
-    for _, f, ln, n in ins:
-        if short.get(f, Path(f).name) in helpers:
-            if prev:
-                callers[(short[f], f"{short[prev[0]]}:{prev[1]}", func(*prev))] += n
-        else:
-            prev = (f, ln)
+    for n, where in at.values():
+        for k in {short[f] for f, _ in where}:
+            by_file[k] += n
+        for k in {func(f, ln) for f, ln in where}:
+            by_func[k] += n
+        for k in set(where):
+            by_line[k] += n
+        mine = [(f, ln) for f, ln in where if short[f] not in helpers]
+        for f, ln in where:
+            if short[f] in helpers:
+                c = mine[0] if mine else prev
+                if c:
+                    how = "with" if mine else "after"
+                    callers[(short[f], how, f"{short[c[0]]}:{c[1]}", func(*c))] += n
+                break
+        if mine:
+            prev = mine[0]
     if context:
         ctx, by_ctx = None, Counter()
-        for _, f, ln, n in ins:
-            fn = func(f, ln)
-            if fn.split(":")[1] in context:
-                ctx = fn
-            elif short[f] not in helpers and ctx and not fn.startswith(ctx.split(":")[0] + ":"):
+        for n, where in at.values():
+            fns = [func(f, ln) for f, ln in where]
+            hit = [fn for fn in fns if fn.split(":")[1] in context]
+            if hit:
+                ctx = hit[0]
+            elif ctx and not all(short[f] in helpers for f, _ in where) and not any(
+                    fn.startswith(ctx.split(":")[0] + ":") for fn in fns):
                 ctx = None
             by_ctx[ctx or "(elsewhere)"] += n
-        out += ["", "by context (--context):"] + [f"{pct(n)}  {k}" for k, n in
-                                                  by_ctx.most_common()]
+        out += ["", "by context (--context; each instruction once):"] + [
+            f"{pct(n)}  {k}" for k, n in by_ctx.most_common()]
     out += ["", "by file:"] + [f"{pct(n)}  {k}" for k, n in by_file.most_common()]
-    out += ["", "by function (innermost):"] + [f"{pct(n)}  {k}" for k, n in
-                                                by_func.most_common(top)]
-    out += ["", f"by line (innermost), the {top} largest:"]
+    out += ["", "by function:"] + [f"{pct(n)}  {k}" for k, n in by_func.most_common(top)]
+    out += ["", f"by line, the {top} largest:"]
     src = {}
-    for (f, ln), n in sorted(lines.items(), key=lambda x: -x[1])[:top]:
-        if f not in src:
-            p = root / Path(*Path(f).parts[Path(f).parts.index("cumbe"):]) \
-                if "cumbe" in Path(f).parts else Path(f)
-            src[f] = p.read_text().splitlines() if p.exists() else []
+    for (f, ln), n in by_line.most_common(top):
+        src.setdefault(f, _source(f, root))
         text = src[f][ln - 1].strip()[:70] if ln <= len(src[f]) else ""
         out.append(f"{pct(n)}  {short[f]}:{ln}  {text}")
-    out += ["", "helpers' samples by the caller line before them:"]
-    out += [f"{pct(n)}  {h} after {c} ({fn})" for (h, c, fn), n in callers.most_common(top)]
+    out += ["", ("helpers' samples by their caller (the line the page lists them with, else "
+                 "the line before them by address):")]
+    out += [f"{pct(n)}  {h} {how} {c} ({fn})" for (h, how, c, fn), n in
+            callers.most_common(top)]
     return "\n".join(out) + "\n"
 
 
