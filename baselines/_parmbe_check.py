@@ -154,9 +154,7 @@ def _closure_size(vo, vi, ui, base, adj, lo, ln, target, buf, ctr):
                     ctr[work_counters.C_CROUNDS] += 1
                     group_end = lists + max(1, 32 // max(m - target, 1))
                 sl = max(m - target, 1)
-                lg = 0
-                while (1 << lg) < sl:
-                    lg += 1
+                lg = 0 if sl == 1 else _log2_ceil(sl)  # (the helper's floor is 1)
                 if lists >= ge_gpu:
                     ctr[work_counters.C_RGPU] += 1
                     ge_gpu = lists + (32 >> lg if sl <= 32 else 1)

@@ -23,9 +23,8 @@ own: it compiles into a cache directory of its own (``NUMBA_CACHE_DIR``, default
 the default build's speed on planted-xl-e2.3 (16.5 s against 16.4 s, H200, 2026-12-03,
 applied by a wrapper of the same patches; this script's own build failed on a GPU on
 2026-12-04 as above, and ran with the search loop left out on 2026-12-05: planted-xl-e2.28,
-the unprofiled count and fingerprint).  Set
-``--warp-sampling-interval`` on runs of seconds: with the default the samples came from the
-first seconds only."""
+the unprofiled count and fingerprint).  Set ``--warp-sampling-interval`` on runs of seconds:
+with the default the samples came from the first seconds only."""
 
 from __future__ import annotations
 

@@ -50,9 +50,8 @@ def read(path: str) -> dict:
     return dict(sorted(at.items()))
 
 
-def functions(path: str, root: Path) -> list[tuple[int, str]]:
-    """(line, name) of each ``def`` in the source file the page names ``path``."""
-    src = _source(path, root)
+def functions(src: list[str]) -> list[tuple[int, str]]:
+    """(line, name) of each ``def`` in a source file's lines."""
     return [(i, m.group(1)) for i, t in enumerate(src, 1) if (m := re.match(r"\s*def (\w+)", t))]
 
 
@@ -68,7 +67,8 @@ def summary(path: str, top: int = 30, helpers=("arena.py", "sync.py"), root=Path
     total = sum(n for n, _ in at.values()) or 1
     files = {f for _, where in at.values() for f, _ in where}
     short = {f: Path(f).name for f in files}
-    defs = {f: functions(f, root) for f in files}
+    src = {f: _source(f, root) for f in files}
+    defs = {f: functions(src[f]) for f in files}
 
     def func(f, ln):
         name = "?"
@@ -117,9 +117,7 @@ def summary(path: str, top: int = 30, helpers=("arena.py", "sync.py"), root=Path
     out += ["", "by file:"] + [f"{pct(n)}  {k}" for k, n in by_file.most_common()]
     out += ["", "by function:"] + [f"{pct(n)}  {k}" for k, n in by_func.most_common(top)]
     out += ["", f"by line, the {top} largest:"]
-    src = {}
     for (f, ln), n in by_line.most_common(top):
-        src.setdefault(f, _source(f, root))
         text = src[f][ln - 1].strip()[:70] if ln <= len(src[f]) else ""
         out.append(f"{pct(n)}  {short[f]}:{ln}  {text}")
     out += ["", ("helpers' samples by their caller (the line the page lists them with, else "

@@ -201,13 +201,11 @@ def kernel_builds(variants: list[str], bounds: list[int], instrument: bool,
     only one of the two."""
     threads = SPEC.defaults()["threads"]
     out = []
-    for v in variants:
-        out += [warm.spec(v, threads, blocks_per_sm=b) for b in bounds]
-        if instrument:
-            out.append(warm.spec(v, threads, instr=True))
-        if rounds and v == "cuMBE":
-            out += [warm.spec(v, threads, rounds=True), warm.spec(v, threads, rounds=True,
-                                                                  hubs=True)]
+    for _, v, extra, b in builds(variants, bounds, instrument, rounds):
+        if "--rounds" in extra:
+            out += [warm.spec(v, threads, rounds=True, hubs=hubs) for hubs in (False, True)]
+        else:
+            out.append(warm.spec(v, threads, instr="--instrument" in extra, blocks_per_sm=b))
     return out
 
 
