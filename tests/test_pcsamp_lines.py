@@ -55,7 +55,8 @@ def test_samples_count_to_lines_functions_and_the_caller_of_a_helper(tmp_path):
 
 def test_a_context_takes_what_was_inlined_after_it(tmp_path):
     out = pcsamp.summary(str(_page(tmp_path)), root=tmp_path / "src", context=("check",))
-    ctx = out.split("by context (--context; each instruction once):\n")[1].split("\n\n")[0].splitlines()
+    head = "by context (--context; each instruction once):\n"
+    ctx = out.split(head)[1].split("\n\n")[0].splitlines()
     # check's own instruction, the helper after it, one's line inlined after it, and the
     # helper after that: all of it check's
     assert ctx == ["100.0 %  maximality.py:check"]
