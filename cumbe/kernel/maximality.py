@@ -19,9 +19,6 @@ from cumbe.kernel.consts import S_NONMAX, S_NQ, S_OFF, S_QCAP, S_R0, S_SURV, WAR
 from cumbe.kernel.sync import ballot, warp_min
 from cumbe.layout import F_QE, K_CB, K_DL, K_LST, K_Q, K_SL, K_SO
 
-# how a check in rounds goes on after its first list (check_begin)
-CK_MAX, CK_EACH, CK_ROUNDS = 0, 1, 2
-
 
 def make_maximality(cfg, grp):
     """The maximality checks for the switches ``cfg`` and the worker kind ``grp``."""
@@ -255,37 +252,19 @@ def make_maximality(cfg, grp):
         return e
 
     @dev
-    def shortest_list(A, NV, offV, gl, o, kl):
-        """A warp's: the shortest list of L' and the last of the shortest, (length, index),
-        in one pass and one shuffled minimum of (length, -index), where the block-wide
-        check takes two passes, two shared atomics and two barriers."""
-        key = I64(0x7FFFFFFFFFFFFFFF)
-        e = I32(gl)
-        while e < kl:
-            y = ld(NV, A[o + e])
-            dy = min(offV[y + 1] - offV[y], I64(0x7FFFFFFE))
-            key = min(key, (I64(dy) << 32) | I64(0x7FFFFFFF - e))
-            e = I32(e + WARP)
-        key = warp_min(key)
-        return I32(key >> 32), I32(0x7FFFFFFF - (key & MASK32))
-
-    @dev
-    def check_begin(A, NV, offV, adjV, W, sh, g, gl, o, kl, pend, hubs):
-        """The rounds' start: the shortest list, then how the check goes on (``CK_MAX``:
-        the list is R' (``pend`` of R''s members known so far, one list holds them all);
-        ``CK_EACH``: every list is longer than the buffer; ``CK_ROUNDS``: the rounds, the
-        first one done).  Returns (how, running intersection's size, lists read, estar)."""
-        oCB = sh[g, S_OFF + K_CB]
-        half = I32((sh[g, S_CBW] - 2) // 2)
-        dmin, estar = shortest_list(A, NV, offV, gl, o, kl)
-        if dmin <= pend:
-            return CK_MAX, dmin, I32(0), estar
-        if dmin > half:
-            return CK_EACH, dmin, I32(0), estar
-        lo0 = offV[ld(NV, A[o + estar])]
+    def check_rounds(A, NV, offV, adjV, W, sh, g, gl, o, kl, target, oCB, half, estar, lo0,
+                     dmin, err, hubs):
+        """A warp's check that takes R' out of the running intersection once at most 32
+        other vertices are left in it (their number is known: R' lies in every list of L',
+        so it is the intersection's size less |R'|); until then one list a round, as the
+        paper's check.  Then L' is maximal once none is left, and while m are, lane (t, j)
+        looks for vertex t in the round's j-th list, 32 // 2**ceil(log2 m) lists a round; a
+        vertex is struck out once one lane misses it (one ballot)."""
         m = I32(dmin)
+        nl = I32(kl - 1)  # the lists left: every one but the shortest
+        out = False  # R' taken out
         p0 = I32(0)
-        if m - pend > WARP and kl > 1:
+        if m - target > WARP and nl > 0:
             # the first round is one list: it reads the shortest list where it lies, and
             # only its survivors are written (no copy of the whole list first)
             e = I32(0)
@@ -300,44 +279,21 @@ def make_maximality(cfg, grp):
                 st(W, I32(oCB + t), adjV[lo0 + t])
                 t = I32(t + WARP)
             gsync()
-        return CK_ROUNDS, m, p0, estar
-
-    @dev
-    def check_rounds(A, NV, offV, adjV, W, sh, g, gl, o, kl, estar, m, p0, out, pend, low,
-                     err, hubs):
-        """A warp's check that takes R' out of the running intersection (``m`` vertices in
-        the buffer, ``p0`` of the other lists read) once at most 32 other vertices are left
-        in it (their number is known: R' lies in every list of L', so it is the
-        intersection's size less the ``pend`` members of R' not yet out; ``out`` are,
-        from the start of R''s stack); until then one list a round, as the paper's check.
-        Then, while m are left, lane (t, j) looks for vertex t in the round's j-th list,
-        32 // 2**ceil(log2 m) lists a round; a vertex is struck out once one lane misses
-        it (one ballot).  With ``low`` >= 0 it stops before a round once no vertex below
-        ``low`` is left.  Returns (m, p0, out, pend): L' is maximal iff m == pend."""
-        oCB = sh[g, S_OFF + K_CB]
-        rx0 = rx_slot(sh, g, 0)
-        nl = I32(kl - 1)  # the lists left: every one but the shortest
         while True:
-            if pend == 0 and m == 0:
-                break
-            if pend > 0 and m - pend <= WARP:
-                if m == pend:
+            if not out and m - target <= WARP:
+                if m == target:
                     m = I32(0)
-                    pend = I32(0)
                     break
-                left = drop_rprime(W, gl, oCB, m, I32(rx0 + out), pend)
-                if left != m - pend and gl == 0:
+                left = drop_rprime(W, gl, oCB, m, I32(oCB + half), target)
+                if left != m - target and gl == 0:
                     # R' is in every list of L': a stack that misses a member, or a count
                     # gone wrong, is an error, never a count
                     err[0] = ERR_ROUNDS
                 m = left
-                out = I32(out + pend)
-                pend = I32(0)
+                out = True
             if p0 >= nl:
                 break
-            if low >= 0 and ld(W, oCB) >= low:
-                break
-            if pend == 0 and m <= WARP:
+            if out and m <= WARP:
                 # lists in power-of-two strides of lanes (2**lg >= m): shifts and masks, not
                 # a 64-bit division (a subroutine call on the GPU, and its spills)
                 lg = I32(32 - cuda.clz(I32(m - 1)))  # ceil(log2 m): 0 for m = 1
@@ -370,30 +326,9 @@ def make_maximality(cfg, grp):
                 m = one_list(A, NV, offV, adjV, W, gl, o, other_list(p0, estar), W, oCB, oCB,
                              m, hubs)
                 p0 = I32(p0 + 1)
-        return m, p0, out, pend
-
-    @dev
-    def check_each(A, NV, offV, adjV, sh, g, gl, o, kl, target, estar, lo0, dmin, hubs):
-        """Every list of L' is longer than the buffer: each vertex of the shortest (list
-        ``estar``, from ``lo0`` in adjV) tested against all the others (S_SURV zeroed and
-        synced before)."""
-        t = I32(gl)
-        while t < dmin:
-            if sh[g, S_SURV] > target:
+            if out and m == 0:
                 break
-            u = adjV[lo0 + t]
-            ok = True
-            for e in range(kl):
-                if e != estar:
-                    y = ld(NV, A[o + e])
-                    if not member(adjV, offV[y], offV[y + 1], hubs, hub_row(hubs, y), u):
-                        ok = False
-                        break
-            if ok:
-                cuda.atomic.add(sh, (g, S_SURV), 1)
-            t = I32(t + G)
-        gsync()
-        if gl == 0 and sh[g, S_SURV] > target:
+        if gl == 0 and m > 0:
             sh[g, S_NONMAX] = 1
 
     @dev
@@ -415,16 +350,21 @@ def make_maximality(cfg, grp):
                 sh[g, S_R0 + r] = 0
         gsync()
         if ROUNDS:
-            how, m, p0, estar = check_begin(A, NV, offV, adjV, W, sh, g, gl, o, kl, target, hubs)
-            if how == CK_ROUNDS:
-                m, _p, _o, pend = check_rounds(A, NV, offV, adjV, W, sh, g, gl, o, kl, estar, m,
-                                               p0, I32(0), target, I32(-1), err, hubs)
-                if gl == 0 and m > pend:
-                    sh[g, S_NONMAX] = 1
-            elif how == CK_EACH:
-                check_each(A, NV, offV, adjV, sh, g, gl, o, kl, target, estar,
-                           offV[ld(NV, A[o + estar])], m, hubs)
-            return
+            # a warp's: the shortest list, the last of the shortest, in one pass and one
+            # shuffled minimum of (length, -index), where the block-wide check takes two
+            # passes, two shared atomics and two barriers
+            key = I64(0x7FFFFFFFFFFFFFFF)
+            e = I32(gl)
+            while e < kl:
+                y = ld(NV, A[o + e])
+                dy = min(offV[y + 1] - offV[y], I64(0x7FFFFFFE))
+                key = min(key, (I64(dy) << 32) | I64(0x7FFFFFFF - e))
+                e = I32(e + WARP)
+            key = warp_min(key)
+            dmin = I32(key >> 32)
+            if dmin <= target:
+                return
+            estar = I32(0x7FFFFFFF - (key & MASK32))
         else:
             best = I64(0x7FFFFFFFFFFFFFFF)
             e = I32(gl)
@@ -450,6 +390,10 @@ def make_maximality(cfg, grp):
         ys = ld(NV, A[o + estar])
         lo0 = offV[ys]
         if dmin <= half:
+            if ROUNDS:  # (the paper's list after list is then not compiled in)
+                check_rounds(A, NV, offV, adjV, W, sh, g, gl, o, kl, target, oCB, half, estar,
+                             lo0, dmin, err, hubs)
+                return
             t = I32(gl)
             while t < dmin:
                 st(W, I32(oCB + t), adjV[lo0 + t])
@@ -471,8 +415,7 @@ def make_maximality(cfg, grp):
                 sh[g, S_NONMAX] = 1
             return
         # every list of L' is longer than the buffer: test each vertex of the shortest
-        # against all the others (check_each's loop, written out: a call to it changes the
-        # paper build's machine code)
+        # against all the others
         t = I32(gl)
         while t < dmin:
             if sh[g, S_SURV] > target:
@@ -534,6 +477,4 @@ def make_maximality(cfg, grp):
             err[0] = ERR_QCAP
 
     return SimpleNamespace(check_maximality=check_maximality, check_q=check_q, q_append=q_append,
-                           rx_put=rx_put, rx_slot=rx_slot, rounds=ROUNDS,
-                           check_begin=check_begin, check_rounds=check_rounds,
-                           check_each=check_each)
+                           rx_put=rx_put, rx_slot=rx_slot, rounds=ROUNDS)

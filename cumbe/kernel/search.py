@@ -17,14 +17,12 @@ from cumbe.kernel.arena import base_at, ld, st
 from cumbe.kernel.consts import BIG, CTL_FIXED, ERR_NID, I32, I64, MASK32, NID_MAX, P_EAGER
 from cumbe.kernel.consts import PH_CHECK, PH_EXPAND, PH_LPRIME, PH_OTHER, PH_SEL, PH_STEAL, S_LVL
 from cumbe.kernel.consts import S_NABS, S_NONMAX, S_NP, S_NQ, S_NTW, S_OFF, S_PK, S_PN, S_PUB, S_R0
-from cumbe.kernel.consts import S_SURV
 from cumbe.kernel.consts import S_STOP, SHIFT, U_SUMA, U_SUML, WARP, X_BASE, X_MIN, X_NID, X_R
 from cumbe.kernel.consts import ZERO64
 from cumbe.kernel.lists import combine_sides
-from cumbe.kernel.maximality import CK_EACH, CK_ROUNDS
 from cumbe.kernel.sync import clock, relaxed_load
 from cumbe.layout import F_KL, F_LASTMIN, F_LSLOT, F_NID, F_NX, F_PC, F_QE, F_QS, F_SUM, F_X
-from cumbe.layout import K_CB, K_DL, K_KEY, K_LST, K_LV, K_PARR, K_Q, K_SG, K_SL, K_SO, K_TAG, NF
+from cumbe.layout import K_DL, K_KEY, K_LST, K_LV, K_PARR, K_Q, K_SG, K_SL, K_SO, K_TAG, NF
 
 
 def make_search(cfg, grp, lists, stealing, maximality):
@@ -41,9 +39,7 @@ def make_search(cfg, grp, lists, stealing, maximality):
     publish = stealing.publish
     check_maximality, check_q, q_append = (maximality.check_maximality, maximality.check_q,
                                            maximality.q_append)
-    rx_put, rx_slot = maximality.rx_put, maximality.rx_slot
-    check_begin, check_rounds, check_each = (maximality.check_begin, maximality.check_rounds,
-                                             maximality.check_each)
+    rx_put = maximality.rx_put
 
     @dev
     def select_candidate(A, sh, sh64, g, gl, R, l, pc, nid, lastmin):
@@ -158,82 +154,6 @@ def make_search(cfg, grp, lists, stealing, maximality):
         group_add(shu, g, U_SUMA, gl, sa)
 
     @dev
-    def drop_twins(A, sh, g, gl, R, l, npc, nid, kl):
-        """A node rejected unexpanded: x's twins (candidates whose level-l list is L',
-        found among those whose key is |L'|, the least) leave P as the expansion takes
-        them out, or each would come back as a node rejected the same way (1.2-1.6x the
-        time on real graphs without this).  Counts land in AUX by position, -1 a twin."""
-        oKEY, oTAG, oSO, oSL, oLST, oDL = list_fields(sh, g)
-        oPARR, oAUX, _sg, _lv, _q = node_fields(sh, g)
-        W = base_at(A, R)
-        i = I32(gl)
-        while i < npc:
-            u = ld(W, I32(oPARR + i))
-            k = level_key(A, R, u, l, nid, oKEY, oTAG, oSO, oSL, oLST, oDL, True)
-            c = I32(0)
-            if k == kl and partition_list(A, R, u, k, l + 1, oSO, oLST, oDL) == kl:
-                cuda.atomic.add(sh, (g, S_NTW), 1)
-                c = I32(-1)
-            st(W, I32(oAUX + i), c)
-            i = I32(i + G)
-
-    @dev
-    def check_expand(A, adjU, offV, adjV, orig, sh, shu, g, gl, R, base, l, npc, nid, kl, x,
-                     nxr, cand_left, twins, err, hubs, phl, t_last):
-        """Rounds: the maximality check's rounds begin before the expansion, with the
-        members of R' known then (R, x).  R' holds only the task's root v and vertices
-        ranked above it, so a vertex ranked below v that is left after every list of L'
-        makes the node non-maximal: it is rejected unexpanded (but for x's twins, which
-        leave P as they would in the expansion).  Once no vertex below v is left, the
-        expansion, then the rounds go on with the members it adds to R' (no list is read
-        twice).  Returns the clock."""
-        W = base_at(A, R)
-        NV = base_at(adjU, base)  # N(v): L' holds local ids into it
-        o = list_of(A, sh, g, R, x)
-        low = ld(W, rx_slot(sh, g, I32(0)))  # R''s stack starts with v
-        if gl == 0:
-            sh[g, S_SURV] = 0
-        gsync()  # x is on R''s stack
-        how, m, p0, estar = check_begin(A, NV, offV, adjV, W, sh, g, gl, o, kl, I32(nxr + 1),
-                                        hubs)
-        out = I32(0)
-        pend = I32(nxr + 1)
-        expanded = False
-        while True:  # (one call site of the rounds: their code is large)
-            if how == CK_ROUNDS:
-                m, p0, out, pend = check_rounds(A, NV, offV, adjV, W, sh, g, gl, o, kl, estar,
-                                                m, p0, out, pend, I32(-1) if expanded else low,
-                                                err, hubs)
-            if expanded:
-                break
-            if INSTR and gl % WARP == 0:
-                t = clock()
-                phl[PH_CHECK] += t - t_last
-                t_last = t
-            if how == CK_ROUNDS and m > 0 and ld(W, sh[g, S_OFF + K_CB]) < low:
-                if gl == 0:
-                    sh[g, S_NONMAX] = 1
-                if twins:
-                    drop_twins(A, sh, g, gl, R, l, npc, nid, kl)
-                    gsync()
-                return t_last
-            expand(A, sh, shu, g, gl, R, l, npc, nid, kl, orig, cand_left, twins, nxr)
-            gsync()
-            if INSTR and gl % WARP == 0:
-                t = clock()
-                phl[PH_EXPAND] += t - t_last
-                t_last = t
-            pend = I32(pend + sh[g, S_NABS])
-            expanded = True
-        if how == CK_ROUNDS:
-            if gl == 0 and m > pend:
-                sh[g, S_NONMAX] = 1
-        elif how == CK_EACH:
-            check_each(A, NV, offV, adjV, sh, g, gl, o, kl, pend, estar,
-                       offV[ld(NV, A[o + estar])], m, hubs)
-        return t_last
-
-    @dev
     def search(A, A64, prm, adjU, offV, adjV, orig, ph, pb, pn, pl, ctl, sh, sh64, shu,
                g, gl, me, par, phase, kst, stage, interruptible, cand_left, err, phl, hubs):
         """Depth-first search of the task in the arena (levels in the level table);
@@ -344,16 +264,12 @@ def make_search(cfg, grp, lists, stealing, maximality):
                 nxr = ld(W, I32(lw + F_NX))
                 if gl == 0:
                     rx_put(A, sh, g, R, nxr, ld(W, I32(oSG + x)))
-                t_last = check_expand(A, adjU, offV, adjV, orig, sh, shu, g, gl, R, base, l, npc,
-                                      nid, kl, x, nxr, cand_left, not canon, err, hubs, phl,
-                                      t_last)
-            else:
-                expand(A, sh, shu, g, gl, R, l, npc, nid, kl, orig, cand_left, not canon, nxr)
-                gsync()
-                if INSTR and gl % WARP == 0:
-                    t = clock()
-                    phl[PH_EXPAND] += t - t_last
-                    t_last = t
+            expand(A, sh, shu, g, gl, R, l, npc, nid, kl, orig, cand_left, not canon, nxr)
+            gsync()
+            if INSTR and gl % WARP == 0:
+                t = clock()
+                phl[PH_EXPAND] += t - t_last
+                t_last = t
             nabs = sh[g, S_NABS]
             ntw = sh[g, S_NTW]
             np_ = sh[g, S_NP]
@@ -361,9 +277,7 @@ def make_search(cfg, grp, lists, stealing, maximality):
             # ---------- maximality checking ----------
             qs = I32(0)
             qe = I32(0)
-            if ROUNDS:
-                pass  # (checked with the expansion)
-            elif RS:
+            if RS:
                 check_maximality(A, adjU, offV, adjV, sh, g, gl, R, base, list_of(A, sh, g, R, x),
                                  kl, nx + 1 + nabs, err, hubs)
             else:
