@@ -87,8 +87,8 @@ NS = S_OFF + _lay.NFIELDS + 1
 # per-group shared int64 slots; then the running first-level task's cost (progress)
 X_R, X_BASE, X_MIN, X_NID, X_COST = range(5)
 NS64 = 5
-# per-group shared uint64 slots (U_WIT: the rounds build's last witness below a task's root)
-U_SUML, U_SUMA, U_SUMX, U_WIT = range(4)
+# per-group shared uint64 slots
+U_SUML, U_SUMA, U_SUMX = range(3)
 NSU = 4
 
 

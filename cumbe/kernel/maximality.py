@@ -14,8 +14,8 @@ from types import SimpleNamespace
 from numba import cuda
 
 from cumbe.kernel.arena import base_at, ld, st
-from cumbe.kernel.consts import ERR_QCAP, ERR_ROUNDS, I32, I64, MASK32, S_C0, S_C1, S_CBW, U64
-from cumbe.kernel.consts import S_NONMAX, S_NQ, S_OFF, S_QCAP, S_R0, S_SURV, U_WIT, WARP
+from cumbe.kernel.consts import ERR_QCAP, ERR_ROUNDS, I32, I64, MASK32, S_C0, S_C1, S_CBW
+from cumbe.kernel.consts import S_NONMAX, S_NQ, S_OFF, S_QCAP, S_R0, S_SURV, WARP
 from cumbe.kernel.sync import ballot, warp_min
 from cumbe.layout import F_QE, K_CB, K_DL, K_LST, K_Q, K_SL, K_SO
 
@@ -252,26 +252,8 @@ def make_maximality(cfg, grp):
         return e
 
     @dev
-    def witnessed(A, NV, offV, adjV, W, shu, g, gl, o, kl, oCB, half, hubs):
-        """Does the worker's last witness below its task's root contain L' (one lookup a
-        list of L', a warp's lanes side by side)?  Then the node is not maximal, where the
-        rounds would read every list to find it so: a node of a dense block is often
-        covered by the vertex that covered its sibling.  Any vertex below the root that
-        contains L' makes it so, whichever node it came from: the word is never reset."""
-        w = I64(shu[g, U_WIT])
-        if w < 0 or w >= ld(W, I32(oCB + half)):
-            return False
-        miss = False
-        e = I32(gl)
-        while e < kl and not miss:
-            y = ld(NV, A[o + e])
-            miss = not member(adjV, offV[y], offV[y + 1], hubs, hub_row(hubs, y), I32(w))
-            e = I32(e + WARP)
-        return ballot(miss) == 0
-
-    @dev
-    def check_rounds(A, NV, offV, adjV, W, sh, shu, g, gl, o, kl, target, oCB, half, estar,
-                     lo0, dmin, err, hubs):
+    def check_rounds(A, NV, offV, adjV, W, sh, g, gl, o, kl, target, oCB, half, estar, lo0,
+                     dmin, err, hubs):
         """A warp's check that takes R' out of the running intersection once at most 32
         other vertices are left in it (their number is known: R' lies in every list of L',
         so it is the intersection's size less |R'|); until then one list a round, as the
@@ -346,18 +328,11 @@ def make_maximality(cfg, grp):
                 p0 = I32(p0 + 1)
             if out and m == 0:
                 break
-        if m > 0:
-            # the least vertex left: a witness below the task's root (R' holds the root,
-            # first on its stack, and vertices ranked above it) is kept for the next nodes
-            w = ld(W, oCB)
-            if gl == 0:
-                sh[g, S_NONMAX] = 1
-                if w < ld(W, I32(oCB + half)):
-                    shu[g, U_WIT] = U64(w)
+        if gl == 0 and m > 0:
+            sh[g, S_NONMAX] = 1
 
     @dev
-    def check_maximality(A, adjU, offV, adjV, sh, shu, g, gl, R, base, o, kl, target, err,
-                         hubs):
+    def check_maximality(A, adjU, offV, adjV, sh, g, gl, R, base, o, kl, target, err, hubs):
         """Reverse scan: the vertices containing L' (local ids at A[o:o+kl]) are the
         intersection of the V-side lists of L'.  Start from the shortest list and
         intersect one list at a time; L' is maximal iff the running intersection comes
@@ -389,11 +364,6 @@ def make_maximality(cfg, grp):
             dmin = I32(key >> 32)
             if dmin <= target:
                 return
-            if dmin <= half and witnessed(A, NV, offV, adjV, W, shu, g, gl, o, kl, oCB, half,
-                                          hubs):
-                if gl == 0:
-                    sh[g, S_NONMAX] = 1
-                return
             estar = I32(0x7FFFFFFF - (key & MASK32))
         else:
             best = I64(0x7FFFFFFFFFFFFFFF)
@@ -421,8 +391,8 @@ def make_maximality(cfg, grp):
         lo0 = offV[ys]
         if dmin <= half:
             if ROUNDS:  # (the paper's list after list is then not compiled in)
-                check_rounds(A, NV, offV, adjV, W, sh, shu, g, gl, o, kl, target, oCB, half,
-                             estar, lo0, dmin, err, hubs)
+                check_rounds(A, NV, offV, adjV, W, sh, g, gl, o, kl, target, oCB, half, estar,
+                             lo0, dmin, err, hubs)
                 return
             t = I32(gl)
             while t < dmin:

@@ -278,8 +278,8 @@ def make_search(cfg, grp, lists, stealing, maximality):
             qs = I32(0)
             qe = I32(0)
             if RS:
-                check_maximality(A, adjU, offV, adjV, sh, shu, g, gl, R, base,
-                                 list_of(A, sh, g, R, x), kl, nx + 1 + nabs, err, hubs)
+                check_maximality(A, adjU, offV, adjV, sh, g, gl, R, base, list_of(A, sh, g, R, x),
+                                 kl, nx + 1 + nabs, err, hubs)
             else:
                 qs = ld(W, I32(lw + F_QS))
                 qe = ld(W, I32(lw + F_QE))
