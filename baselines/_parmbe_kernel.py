@@ -21,8 +21,8 @@ Subproblem of v (all of it lives inside N(v), whose vertices get local ids
   first tail vertex in the node's order.
 
 Implementation of the branch test (:mod:`baselines._parmbe_check`).  While building the
-child's tail we count |N(u) ∩ Γ'| for every u of the remaining tail; those with count |Γ'| are the
-part of Y in the tail ("absorbed").  X ∪ {w} ∪ absorbed ⊆ Y always, so the
+child's tail we count |N(u) ∩ Γ'| for every u of the remaining tail; those with count |Γ'| are
+the part of Y in the tail ("absorbed").  X ∪ {w} ∪ absorbed ⊆ Y always, so the
 branch is kept iff |Y| = |X| + 1 + |absorbed|.  |Y| = |∩_{y∈Γ'} N(y)| is
 counted by intersecting the global neighbour lists of Γ' starting from the
 shortest one, stopping as soon as the running intersection has shrunk to that

@@ -159,8 +159,9 @@ def run_cumbe(csr: Path, variant: str, limit: float, extra: list[str],
     t = time.time()
     try:
         p = subprocess.run([sys.executable, "-m", "cumbe", "run", str(csr), "--variant", variant,
-                            "--json", str(out), *bound, *extra], cwd=tree or REPO, capture_output=True,
-                           text=True, timeout=limit, env={**os.environ, **(env or {})})
+                            "--json", str(out), *bound, *extra], cwd=tree or REPO,
+                           capture_output=True, text=True, timeout=limit,
+                           env={**os.environ, **(env or {})})
     except subprocess.TimeoutExpired as e:
         # what it had found by then, from its progress lines (every 10 s by default)
         err = e.stderr.decode(errors="replace") if isinstance(e.stderr, bytes) else e.stderr
