@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import work_analysis as wa
 
-from baselines import _parmbe_kernel, parmbe_plan
+from baselines import parmbe_plan
 from baselines._work import COUNTERS, new_counters
 from cumbe import estimate
 from cumbe.single_device import prepare_for
@@ -39,15 +39,10 @@ TOPS = (0.001, 0.01, 0.05)
 def per_task(graph: CSRGraph) -> dict:
     """Each first-level task's bicliques and work (ParMBE, alone), by candidate vertex."""
     fam, spec = wa.parse_variant("P")
-    left = wa.cand_side(graph, fam, spec["side"])
-    lo, li = wa._arr(graph.left_offsets, np.int64), wa._arr(graph.left_indices, np.int32)
-    ro, ri = wa._arr(graph.right_offsets, np.int64), wa._arr(graph.right_indices, np.int32)
-    c_off, c_idx, l_off, l_idx = (lo, li, ro, ri) if left else (ro, ri, lo, li)
-    rank = wa.ranks(c_off, spec["order"]).astype(np.int32)
-    order = np.argsort(rank).astype(np.int32)
-    search = _parmbe_kernel.build(skip=bool(spec["skip"]), vmajor=bool(spec["vmajor"]),
-                                  wcache=bool(spec["wcache"]), wstatic=int(spec["wstatic"]))
-    verts = order[np.diff(c_off)[order] > 0]
+    left, c_off, c_idx, l_off, l_idx, rank = wa.candidate_arrays(graph, fam, spec)
+    rank = rank.astype(np.int32)
+    search = wa.parmbe_build(spec)
+    verts = wa.parmbe_tasks(c_off, np.argsort(rank).astype(np.int32))
     cnt, slot, touched, buf = parmbe_plan.new_scratch(c_off, l_off)
     ctr = new_counters()
     nodes_i, closure_i = COUNTERS.index("nodes"), COUNTERS.index("closure")

@@ -122,15 +122,32 @@ def cand_side(graph: CSRGraph, fam: str, side: str) -> bool:
     return eng if side == "auto" else candidates_on_left(graph, side)
 
 
-def run_variant(graph: CSRGraph, name: str, every: int = 1, first: int = 0) -> dict:
-    """One variant's run: its count, fingerprint, times and counters; ``every``, ``first``:
-    the first-level tasks ``first``, ``first + every``, ... in rank order only (a sample)."""
-    fam, spec = parse_variant(name)
+def candidate_arrays(graph: CSRGraph, fam: str, spec: dict) -> tuple:
+    """(candidates on the left?, candidate offsets, indices, other side's offsets, indices,
+    rank) as a variant's search takes them."""
     left = cand_side(graph, fam, spec["side"])
     lo, li = _arr(graph.left_offsets, np.int64), _arr(graph.left_indices, np.int32)
     ro, ri = _arr(graph.right_offsets, np.int64), _arr(graph.right_indices, np.int32)
     c_off, c_idx, l_off, l_idx = (lo, li, ro, ri) if left else (ro, ri, lo, li)
-    rank = ranks(c_off, spec["order"])
+    return left, c_off, c_idx, l_off, l_idx, ranks(c_off, spec["order"])
+
+
+def parmbe_build(spec: dict):
+    """The counters build of ParMBE's search with a variant's switches."""
+    return _parmbe_kernel.build(skip=bool(spec["skip"]), vmajor=bool(spec["vmajor"]),
+                                wcache=bool(spec["wcache"]), wstatic=int(spec["wstatic"]))
+
+
+def parmbe_tasks(c_off: np.ndarray, order: np.ndarray) -> np.ndarray:
+    """ParMBE's first-level tasks in rank order (``order``): every candidate with neighbours."""
+    return order[np.diff(c_off)[order] > 0]
+
+
+def run_variant(graph: CSRGraph, name: str, every: int = 1, first: int = 0) -> dict:
+    """One variant's run: its count, fingerprint, times and counters; ``every``, ``first``:
+    the first-level tasks ``first``, ``first + every``, ... in rank order only (a sample)."""
+    fam, spec = parse_variant(name)
+    left, c_off, c_idx, l_off, l_idx, rank = candidate_arrays(graph, fam, spec)
     ctr = new_counters()
     t0, c0 = time.perf_counter(), time.process_time()
     order = np.argsort(rank).astype(np.int32)
@@ -144,9 +161,8 @@ def run_variant(graph: CSRGraph, name: str, every: int = 1, first: int = 0) -> d
         count, fp, *_ = search(c_off, c_idx, l_off, l_idx, wc, wl, left, rank, tasks, ones - 1,
                                ones, False, ctr)
     else:
-        search = _parmbe_kernel.build(skip=bool(spec["skip"]), vmajor=bool(spec["vmajor"]),
-                                      wcache=bool(spec["wcache"]), wstatic=int(spec["wstatic"]))
-        verts = order[np.diff(c_off)[order] > 0][first::every]
+        search = parmbe_build(spec)
+        verts = parmbe_tasks(c_off, order)[first::every]
         ones = np.ones(verts.size, np.int32)  # whole subproblems: piece 0 of 1
         cnt, slot, touched, buf = parmbe_plan.new_scratch(c_off, l_off)
         count, fp = search(c_off, c_idx, l_off, l_idx, rank.astype(np.int32), verts, ones - 1,
