@@ -1,7 +1,10 @@
 """The work-analysis builds of the engines' kernels (``baselines._imbea_kernel.build``,
 ``baselines._parmbe_kernel.build`` with work counters, driven by
 benchmarks/cpu/work_analysis.py): every switch setting must find exactly the
-maximal bicliques, on random graphs and graphs with hubs and twins."""
+maximal bicliques, on random graphs and graphs with hubs and twins.  The per-task runs of
+benchmarks/cpu/task_work.py are tested here too: one file, so one test process compiles
+these builds (two compiling them into numba's cache at once broke an entry,
+docs/reliability.md)."""
 
 from __future__ import annotations
 
@@ -14,6 +17,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "benchmarks" / "cpu"))
 
+import task_work  # noqa: E402
 import work_analysis  # noqa: E402
 
 from mbebench.csr import from_edges  # noqa: E402
@@ -123,3 +127,29 @@ def test_parse_rejects_unsupported_combinations():
         work_analysis.parse_variant("imbea:buildq=0")
     with pytest.raises(ValueError):
         work_analysis.parse_variant("parmbe:twin=1")
+
+
+@pytest.mark.parametrize("seed", [3, 4, 5])
+def test_task_work_tasks_add_up_to_the_whole_search(seed):
+    """task_work.py: the tasks run one at a time add up to the whole search (its bicliques,
+    the oracle's count; its work, the whole run's counters)."""
+    rng = np.random.default_rng(seed)
+    m = rng.random((12, 15)) < 0.45
+    m[:, 3] = m[:, 4]  # twins
+    g = from_edges(*np.nonzero(m), 12, 15)
+    t = task_work.per_task(g)
+    whole = work_analysis.run_variant(g, "P")
+    assert int(t["bicliques"].sum()) == count_and_fingerprint(g)[0] == whole["count"]
+    assert int(t["work"].sum()) == whole["counters"]["nodes"] + whole["counters"]["closure"]
+    est = task_work.estimated(g, t["left"], t["verts"])
+    assert est.shape == t["verts"].shape and (est >= 0).all() and est.max() > 0
+
+
+def test_task_work_shares_rank_by_work_and_by_estimate():
+    work = np.array([50, 30, 10, 5, 5] + [0] * 995)
+    est = np.arange(1000, 0, -1, dtype=float)  # the estimate ranks task 0 first, then 1, ...
+    est[0], est[4] = est[4], est[0]  # ... but puts task 4 (work 5) in task 0's place
+    s = task_work.shares(work, est)
+    assert s["top 0.001"] == {"tasks": 1, "work_share": 0.5, "estimate_top_share": 0.05}
+    assert s["top 0.01"]["work_share"] == 1.0
+    assert s["top 0.01"]["estimate_top_share"] == 1.0

@@ -9,7 +9,7 @@ closure tests' reads (the counters ``nodes`` and ``closure`` of ``baselines._wor
 are then ranked twice, by that work and by cuMBE's estimated cost (``cumbe.estimate.task_costs``,
 what the task order, the shards and the pieces use), and for the top 0.1 %, 1 % and 5 % of the
 tasks the line gives the share of the whole work each ranking's top holds (the tasks' counts add
-up to a whole run's: tests/test_task_work.py).
+up to a whole run's: tests/test_work_kernels.py).
 """
 
 from __future__ import annotations
