@@ -119,6 +119,7 @@ def _closure_size(vo, vi, ui, base, adj, lo, ln, target, buf, ctr):
             buf[t] = vi[s + t]
         if ctr is not None:
             work += bd
+            ctr[work_counters.C_CCHUNKS] += (bd + 31) // 32
         for e in range(lo, lo + ln):
             if e == best:
                 continue
@@ -149,6 +150,7 @@ def _closure_size(vo, vi, ui, base, adj, lo, ln, target, buf, ctr):
                     work += (p - p0) + m
             if ctr is not None:
                 ctr[work_counters.C_CTRIED] += m
+                ctr[work_counters.C_CCHUNKS] += (m + 31) // 32
                 ctr[work_counters.C_CTRIEDR] += target
                 if lists >= group_end:  # a new round: as many lists as the vertices left fit
                     ctr[work_counters.C_CROUNDS] += 1

@@ -48,14 +48,15 @@ all of V per task would be a per-task cost that grows with the number of tasks.
 ``cnt`` must be all zeros and ``slot`` all -1 on entry; both are left that way on return.
 
 ``run_tasks`` is the engine's search; ``build(skip=False)`` makes it without
-the skip flags (the work analysis measures what they save).  Two more switches
+the skip flags (the work analysis measures what they save).  More switches
 are for the work analysis only: ``vmajor`` runs the branch test vertex by vertex,
 ``wcache`` first tries the last few lower-ranked vertices that rejected a
 branch of the task (a lower-ranked vertex is never in X', so one containing Γ'
 rejects the branch without the test), and ``wstatic=K`` tries instead the task's K
 lower-ranked 2-hop vertices with the most common neighbours with v, chosen once
-at the task's start from the two-hop counts it makes anyway.  Work
-counters (:mod:`baselines._work`) are on when ``ctr`` is an array and compiled
+at the task's start from the two-hop counts it makes anyway; ``dense=T`` runs the
+subtrees whose Γ holds at most T vertices on bit words (:mod:`baselines._parmbe_words`).
+Work counters (:mod:`baselines._work`) are on when ``ctr`` is an array and compiled
 out when it is ``None`` (the engine).
 """
 
@@ -65,12 +66,14 @@ import numpy as np
 from numba import njit
 
 from baselines import _work as work_counters
+from baselines._imbea_parts import _cttz, _popcnt
 from baselines._parmbe_check import (
     _closure_is_vmajor,
     _closure_size,
     _contains_all,
     _witness_is_left,
 )
+from baselines._parmbe_words import MAXW, clear_words, closure_exceeds, low_mask, words_of
 from baselines._sort import insertion_sort
 from mbebench.fingerprint import combine_sides_nb, left_elem_nb, right_elem_nb
 from mbebench.jitcache import keyed
@@ -180,18 +183,23 @@ _BUILDS: dict = {}
 WCAP = 4  # witnesses a task keeps (build(wcache=True))
 
 
-def build(skip=True, vmajor=False, wcache=False, wstatic=0):
+def build(skip=True, vmajor=False, wcache=False, wstatic=0, dense=0):
     """The search (``run_tasks``) for one setting of the work-analysis switch.
 
     ``skip``: flag tail vertices whose whole list equals Γ' and skip them (the
     engine; False only for the work analysis, which measures what
     the flags save).  The switch is a constant of the compiled code: the
-    engine's build has no trace of the other setting.  Memoised.
+    engine's build has no trace of the other setting.  ``dense=T`` (1..64) runs every
+    subtree whose root's Γ holds at most T vertices on bit words
+    (:mod:`baselines._parmbe_words`); not with ``vmajor``, ``wcache`` or ``wstatic``.
+    Memoised.
     """
-    key = (bool(skip), bool(vmajor), bool(wcache), int(wstatic))
+    key = (bool(skip), bool(vmajor), bool(wcache), int(wstatic), int(dense))
     if key in _BUILDS:
         return _BUILDS[key]
-    SKIP, VMAJOR, WCACHE, WSTATIC = key
+    SKIP, VMAJOR, WCACHE, WSTATIC, DENSE = key
+    if not 0 <= DENSE <= MAXW or (DENSE and (VMAJOR or WCACHE or WSTATIC)):
+        raise ValueError(f"dense must be 0..{MAXW}, and 0 with vmajor, wcache or wstatic")
     NWS = max(WSTATIC, 1)
 
     @keyed
@@ -246,6 +254,23 @@ def build(skip=True, vmajor=False, wcache=False, wstatic=0):
         f_vtop = np.empty(fcap, np.int64)
         f_atop = np.empty(fcap, np.int64)
         f_atot = np.empty(fcap, np.int64)
+        # Every use of the bit words is behind ``if DENSE`` (a constant of the build), whose
+        # branch numba prunes before typing: the other builds have no trace of them.
+        if DENSE:
+            # the subtree of frame ``droot`` (-1: none) runs on the words of its Γ, whose
+            # position j is local id gam[j]; f_g: a frame's Γ as a word
+            wslot = np.full(rank.shape[0], -1, np.int32)
+            wvert = np.empty(16, np.int32)
+            wword = np.empty(16, np.uint64)
+            ylist = np.empty(16, np.int32)
+            yoff = np.zeros(MAXW + 1, np.int64)
+            ycnt = np.zeros((MAXW, MAXW + 2), np.int64)
+            hist = np.zeros(MAXW + 2, np.int64)
+            gcnt = np.zeros(MAXW + 2, np.int64)
+            gam = np.empty(MAXW, np.int32)
+            f_g = np.zeros(fcap, np.uint64)
+            droot = -1
+            nw = 0
 
         for t in range(verts.shape[0]):
             v = verts[t]
@@ -336,6 +361,13 @@ def build(skip=True, vmajor=False, wcache=False, wstatic=0):
             _sort_slots(vid, aoff, alen, 0, npp)
             if ctr is not None:
                 ctr[work_counters.C_SORT] += npp
+            if DENSE and d <= DENSE:
+                for j in range(d):
+                    gam[j] = j
+                nw, wvert, wword, ylist = words_of(ui, vo, vi, base, gam, d, wslot, wvert,
+                                                   wword, ylist, yoff, ycnt, hist, gcnt, ctr)
+                f_g[0] = low_mask(d)
+                droot = 0
             depth = 0
             f_sumx[0] = sum_x
             f_nx[0] = nx
@@ -354,6 +386,9 @@ def build(skip=True, vmajor=False, wcache=False, wstatic=0):
                     if ctr is not None:
                         for j in range(f_qdone[depth]):
                             qmark[vid[f_p0[depth] + j]] = 0
+                    if DENSE and depth == droot:
+                        clear_words(wslot, wvert, nw)
+                        droot = -1
                     depth -= 1
                     continue
                 f_i[depth] = i + f_step[depth]
@@ -368,9 +403,14 @@ def build(skip=True, vmajor=False, wcache=False, wstatic=0):
                     continue
                 lo = aoff[ws]
                 ln = alen[ws]
-                token += 1
-                for e in range(lo, lo + ln):
-                    mark[adj[e]] = token
+                dn = False
+                if DENSE and droot >= 0:
+                    dn = True
+                    gx = wword[wslot[vid[ws]]] & f_g[depth]
+                if not dn:
+                    token += 1
+                    for e in range(lo, lo + ln):
+                        mark[adj[e]] = token
                 vtop = f_vtop[depth]
                 atop = f_atop[depth]
                 pend = p0 + f_np[depth]
@@ -390,15 +430,20 @@ def build(skip=True, vmajor=False, wcache=False, wstatic=0):
                 for s in range(ws + 1, pend):
                     al = alen[s]
                     so = aoff[s]
-                    if ctr is not None:
-                        ctr[work_counters.C_EXPAND] += al
-                        xw += al
                     c = 0
-                    for e in range(so, so + al):
-                        x = adj[e]
-                        if mark[x] == token:
-                            adj[atop + c] = x
-                            c += 1
+                    if DENSE and dn:
+                        c = _popcnt(wword[wslot[vid[s]]] & gx)
+                        if ctr is not None:
+                            ctr[work_counters.C_DPVERTS] += 1
+                    if not dn:
+                        if ctr is not None:
+                            ctr[work_counters.C_EXPAND] += al
+                            xw += al
+                        for e in range(so, so + al):
+                            x = adj[e]
+                            if mark[x] == token:
+                                adj[atop + c] = x
+                                c += 1
                     if c == ln:
                         sum_x += _elem(vid[s], u_is_left)
                         nx += 1
@@ -410,7 +455,7 @@ def build(skip=True, vmajor=False, wcache=False, wstatic=0):
                         alen[vtop] = c
                         skip[vtop] = 0
                         vtop += 1
-                        atop += c
+                        atop += c  # (words: room in adj that goes unused)
                 # maximality / first-generation test: |Γ(Γ')| == |X'|
                 hit = False
                 if WSTATIC:
@@ -429,6 +474,8 @@ def build(skip=True, vmajor=False, wcache=False, wstatic=0):
                     kept = False
                     if ctr is not None:
                         ctr[work_counters.C_WHITS] += 1
+                elif DENSE and dn:
+                    kept = not closure_exceeds(gx, nx, wword, ylist, yoff, ycnt, gcnt, ctr)
                 elif VMAJOR:
                     kept = _closure_is_vmajor(vo, vi, ui, base, adj, lo, ln, nx, ctr)
                 else:
@@ -455,8 +502,14 @@ def build(skip=True, vmajor=False, wcache=False, wstatic=0):
                         ctr[work_counters.C_NONMAX] += 1
                     continue
                 sv = np.uint64(0)
-                for e in range(lo, lo + ln):
-                    sv += velem[adj[e]]
+                if DENSE and dn:
+                    r = gx
+                    while r:
+                        sv += velem[gam[_cttz(r)]]
+                        r &= r - np.uint64(1)
+                if not dn:
+                    for e in range(lo, lo + ln):
+                        sv += velem[adj[e]]
                 count += 1
                 fp += combine_sides_nb(sum_x, sv, u_is_left)
                 np2 = vtop - cp0
@@ -477,6 +530,17 @@ def build(skip=True, vmajor=False, wcache=False, wstatic=0):
                     f_vtop[depth] = vtop
                     f_atop[depth] = atop
                     f_atot[depth] = atop - a0
+                    if DENSE:
+                        if dn:
+                            f_g[depth] = gx
+                        elif ln <= DENSE:  # this subtree on the words of Γ'
+                            for j in range(ln):
+                                gam[j] = adj[lo + j]
+                            nw, wvert, wword, ylist = words_of(
+                                ui, vo, vi, base, gam, ln, wslot, wvert, wword, ylist, yoff,
+                                ycnt, hist, gcnt, ctr)  # fmt: skip
+                            f_g[depth] = low_mask(ln)
+                            droot = depth
         if ctr is not None:
             ctr[work_counters.C_BICLIQUES] += count
         return count, fp

@@ -56,6 +56,19 @@ COUNTERS = (
     "pw_lists",  # ... lists it intersects (none once no witness is left)
     "pw_disagree",  # ... tests whose verdict differs from the closure test's (must stay 0)
     "pw_expand_rejected",  # expansion elements read at nodes the closure test rejects
+    "closure_chunks",  # 32-vertex chunks the test reads: the shortest list's, then its survivors'
+    "dense_roots",  # bit-word subtrees (build(dense=T)): nodes whose Γ of at most T vertices
+    # became the positions of the words
+    "dense_build",  # ... elements N(y), y in that Γ, read to build the words (twice)
+    "dense_tests",  # ... branch tests on words
+    "dense_words",  # ... words they read (the list of one position, heaviest words first)
+    "dense_pverts",  # ... tail vertices intersected as words
+    "dense_chunks",  # ... 32-word chunks the tests read (a warp's steps)
+    "dense_entries",  # ... list entries kept (words of two bits or more), over all roots
+    "dense_peak",  # ... the most entries N(y) of one root's positions hold (a maximum, not a sum)
+    "dense_global",  # ... words a test would read from one list of all the root's words
+    # (heaviest first, down to the first lighter than Γ'), not one position's
+    "dense_wverts",  # ... vertices with a word (two bits or more), over all roots
 )
 NCTR = len(COUNTERS)
 (
@@ -101,6 +114,17 @@ NCTR = len(COUNTERS)
     C_PWLISTS,
     C_PWDIS,
     C_PWXREJ,
+    C_CCHUNKS,
+    C_DROOTS,
+    C_DBUILD,
+    C_DTESTS,
+    C_DWORDS,
+    C_DPVERTS,
+    C_DCHUNKS,
+    C_DENTRIES,
+    C_DPEAK,
+    C_DGLOBAL,
+    C_DWVERTS,
 ) = range(NCTR)
 
 

@@ -53,6 +53,9 @@ VARIANTS = [
     "P", "P-side", "P-desc", "P-random",
     "parmbe:side=other,order=random,skip=0,wcache=1,wstatic=4",
     "parmbe:order=desc,vmajor=1,wstatic=16",
+    # bit words: every task (at most 15 vertices a list here), and subtrees below the root
+    "parmbe:dense=64",
+    "parmbe:side=other,order=random,skip=0,dense=3",
 ]
 
 
@@ -80,7 +83,8 @@ def test_variant_matches_oracle(variant):
         assert c["bicliques"] == r["count"]
         assert c["nonmax"] <= c["nodes"]
         if r["family"] == "parmbe":  # one closure test a node (or a cached witness); long ones
-            assert c["closure_tests"] + c["witness_hits"] == c["nodes"]
+            assert c["closure_tests"] + c["witness_hits"] + c["dense_tests"] == c["nodes"]
+            assert c["dense_chunks"] <= c["dense_words"] and c["dense_roots"] <= c["nodes"] + 1
             assert c["witness_hits"] <= c["nonmax"]
             assert c["closure_long"] <= c["closure_tests"]
             # tests settled by the shortest list, by one more list, by two; the rest read 3+
@@ -109,6 +113,21 @@ def test_variant_matches_oracle(variant):
                 assert c["pw_expand_rejected"] <= c["expand"]
 
 
+@pytest.mark.parametrize("variant", [v for v in VARIANTS if "dense" in v])
+def test_bit_words_take_the_branch_tests_they_model(variant):
+    """dense=T: the subtrees of a Γ of at most T vertices test on words, the rest by lists;
+    T = 64 takes every task of these graphs whole (at most 15 vertices a list), T = 3 both
+    kinds."""
+    tot = {"closure_tests": 0, "dense_tests": 0, "dense_roots": 0, "dense_words": 0}
+    for g in GRAPHS:
+        c = work_analysis.run_variant(g, variant)["counters"]
+        for k in tot:
+            tot[k] += c[k]
+    t = work_analysis.parse_variant(variant)[1]["dense"]
+    assert tot["dense_tests"] > 0 and tot["dense_roots"] > 0 and tot["dense_words"] > 0
+    assert (tot["closure_tests"] == 0) == (t == 64)
+
+
 @pytest.mark.parametrize("variant", ["I", "P"])
 def test_samples_of_the_tasks_add_up_to_the_whole(variant):
     """--every K: the K samples (tasks j, j + K, ...) hold every maximal biclique once."""
@@ -127,6 +146,9 @@ def test_parse_rejects_unsupported_combinations():
         work_analysis.parse_variant("imbea:buildq=0")
     with pytest.raises(ValueError):
         work_analysis.parse_variant("parmbe:twin=1")
+    for bad in ("parmbe:dense=65", "parmbe:dense=8,wcache=1"):
+        with pytest.raises(ValueError):
+            work_analysis.parse_variant(bad)
 
 
 @pytest.mark.parametrize("seed", [3, 4, 5])

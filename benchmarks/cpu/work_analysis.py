@@ -49,7 +49,7 @@ from mbebench.side import candidates_on_left  # noqa: E402
 IMBEA_DEFAULT = {"side": "auto", "order": "asc", "wmode": 0, "check": 0, "buildq": 1, "twin": 1}
 BUILD_KEYS = ("wmode", "check", "buildq", "twin")  # _imbea_kernel.build's arguments, in order
 PARMBE_DEFAULT = {"side": "smaller", "order": "asc", "skip": 1, "vmajor": 0, "wcache": 0,
-                  "wstatic": 0}
+                  "wstatic": 0, "dense": 0}
 
 # name -> variant string; the first of each family is the engine's own setting
 PRESETS = {
@@ -74,6 +74,7 @@ PRESETS = {
     "P-wcache": "parmbe:wcache=1",
     "P-wstatic": "parmbe:wstatic=4",
     "P-wstatic16": "parmbe:wstatic=16",
+    "P-dense": "parmbe:dense=64",
 }
 
 
@@ -88,8 +89,11 @@ def parse_variant(text: str) -> tuple[str, dict]:
         if k not in spec:
             raise ValueError(f"unknown key {k!r} for {fam}")
         spec[k] = v if k in ("side", "order") else int(v)
-    if fam == "imbea":  # the builder refuses the combinations it does not offer
+    # the builders refuse the combinations they do not offer
+    if fam == "imbea":
         _imbea_kernel.build(*(spec[k] for k in BUILD_KEYS))
+    else:
+        parmbe_build(spec)
     return fam, spec
 
 
@@ -135,7 +139,8 @@ def candidate_arrays(graph: CSRGraph, fam: str, spec: dict) -> tuple:
 def parmbe_build(spec: dict):
     """The counters build of ParMBE's search with a variant's switches."""
     return _parmbe_kernel.build(skip=bool(spec["skip"]), vmajor=bool(spec["vmajor"]),
-                                wcache=bool(spec["wcache"]), wstatic=int(spec["wstatic"]))
+                                wcache=bool(spec["wcache"]), wstatic=int(spec["wstatic"]),
+                                dense=int(spec["dense"]))
 
 
 def parmbe_tasks(c_off: np.ndarray, order: np.ndarray) -> np.ndarray:
