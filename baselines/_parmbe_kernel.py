@@ -58,6 +58,12 @@ at the task's start from the two-hop counts it makes anyway; ``dense=T`` runs th
 subtrees whose Γ holds at most T vertices on bit words (:mod:`baselines._parmbe_words`).
 Work counters (:mod:`baselines._work`) are on when ``ctr`` is an array and compiled
 out when it is ``None`` (the engine).
+
+Why one module of about 550 lines: most of it is one compiled function, the search loop
+with its explicit stack of frames (the branch test and the bit words are apart, in
+:mod:`baselines._parmbe_check` and :mod:`baselines._parmbe_words`); its state lives in the
+loop's locals, so cutting the loop into functions would pass a dozen arrays and cursors
+around, and the switches must stay constants of that one function for numba to prune them.
 """
 
 from __future__ import annotations

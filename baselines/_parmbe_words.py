@@ -68,6 +68,7 @@ def build_words(ui, vo, vi, base, gam, n, wslot, wvert, wword, ylist, yoff, ycnt
         for p in range(MAXW, -1, -1):
             gcnt[p] += gcnt[p + 1]
         ctr[work_counters.C_DWVERTS] += gcnt[2]
+        ctr[work_counters.C_DUNION] += nw
     off = 0
     for j in range(n):
         y = ui[base + gam[j]]

@@ -69,6 +69,7 @@ COUNTERS = (
     "dense_global",  # ... words a test would read from one list of all the root's words
     # (heaviest first, down to the first lighter than Γ'), not one position's
     "dense_wverts",  # ... vertices with a word (two bits or more), over all roots
+    "dense_union",  # ... vertices with a word (any), over all roots: a merge's steps
 )
 NCTR = len(COUNTERS)
 (
@@ -125,6 +126,7 @@ NCTR = len(COUNTERS)
     C_DPEAK,
     C_DGLOBAL,
     C_DWVERTS,
+    C_DUNION,
 ) = range(NCTR)
 
 
