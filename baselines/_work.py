@@ -67,7 +67,8 @@ COUNTERS = (
     "dense_entries",  # ... list entries kept (words of two bits or more), over all roots
     "dense_peak",  # ... the most entries N(y) of one root's positions hold (a maximum, not a sum)
     "dense_global",  # ... words a test would read from one list of all the root's words
-    # (heaviest first, down to the first lighter than Γ'), not one position's
+    # (heaviest first, down to the first lighter than Γ'; no early stop: a bound), not one
+    # position's
     "dense_wverts",  # ... vertices with a word (two bits or more), over all roots
     "dense_union",  # ... vertices with a word (any), over all roots: a merge's steps
 )
