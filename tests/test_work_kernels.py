@@ -8,6 +8,7 @@ docs/reliability.md)."""
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -20,7 +21,7 @@ sys.path.insert(0, str(REPO / "benchmarks" / "cpu"))
 import task_work  # noqa: E402
 import work_analysis  # noqa: E402
 
-from mbebench.csr import from_edges  # noqa: E402
+from mbebench.csr import from_edges, write_csr  # noqa: E402
 from mbebench.fingerprint_sum import from_hex, sum_hex  # noqa: E402
 from mbebench.oracle import count_and_fingerprint  # noqa: E402
 
@@ -137,6 +138,23 @@ def test_samples_of_the_tasks_add_up_to_the_whole(variant):
             parts = [work_analysis.run_variant(g, variant, k, j) for j in range(k)]
             fp = from_hex(sum_hex(r["fingerprint"] for r in parts))
             assert (sum(r["count"] for r in parts), fp) == want, (variant, k, g)
+
+
+def test_cli_samples_cover_the_graph(tmp_path):
+    """work_analysis.py --every K --first J: the K runs add up to the whole graph's count and
+    fingerprint (the check of a graph too large for one run); --first must be below K."""
+    g = GRAPHS[22]  # 138 maximal bicliques, 78 and 60 in the two halves
+    write_csr(g, tmp_path / "g.csr")
+    for j in (0, 1):
+        assert work_analysis.main([str(tmp_path / "g.csr"), "--variants", "P-dense", "--every",
+                                   "2", "--first", str(j), "--json",
+                                   str(tmp_path / "rows.jsonl")]) == 0  # fmt: skip
+    rows = [json.loads(line)["rows"][0] for line in (tmp_path / "rows.jsonl").open()]
+    assert [r["first"] for r in rows] == [0, 1]
+    fp = from_hex(sum_hex(r["fingerprint"] for r in rows))
+    assert (sum(r["count"] for r in rows), fp) == count_and_fingerprint(g)
+    with pytest.raises(SystemExit):
+        work_analysis.main([str(tmp_path / "g.csr"), "--every", "2", "--first", "2"])
 
 
 def test_parse_rejects_unsupported_combinations():

@@ -5,7 +5,7 @@ design switches of ``baselines._imbea_kernel.build`` /
 graph.
 
     python benchmarks/cpu/work_analysis.py GRAPH.csr [--variants NAME,NAME,...]
-        [--no-engines] [--every K] [--json OUT.jsonl] [--label TEXT]
+        [--no-engines] [--every K [--first J]] [--json OUT.jsonl] [--label TEXT]
 
 A variant is ``FAMILY[:key=value,...]``: family ``imbea`` (bitset rows, Q) or
 ``parmbe`` (per-vertex lists, closure), keys as the arguments of the two
@@ -20,7 +20,8 @@ Every variant's count and fingerprint are compared with the engines'
 DISAGREE and the exit status is 1.  Times are one run each, after a JIT
 warm-up on a tiny graph, in this process.  ``--every K`` runs every K-th first-level task
 in rank order only (a sample of a graph too large to model whole; the variants then agree
-with each other, the engines are not run).
+with each other, the engines are not run); ``--first J`` starts the sample at task J, so
+that K runs, J = 0..K-1, cover the graph once (their counts and fingerprints add up).
 """
 
 from __future__ import annotations
@@ -184,6 +185,7 @@ def run_variant(graph: CSRGraph, name: str, every: int = 1, first: int = 0) -> d
         "cpu_seconds": round(cpu, 3),
         "counters": as_dict(ctr),
         "every": every,
+        "first": first,
     }
 
 
@@ -259,6 +261,8 @@ def main(argv=None) -> int:
     ap.add_argument("--no-engines", action="store_true")
     ap.add_argument("--every", type=int, default=1, metavar="K",
                     help="every K-th first-level task only (implies --no-engines)")
+    ap.add_argument("--first", type=int, default=0, metavar="J",
+                    help="with --every K: tasks J, J + K, ... (the K values of J cover the graph)")
     ap.add_argument("--json", type=Path)
     ap.add_argument("--label", default="")
     a = ap.parse_args(argv)
@@ -269,6 +273,8 @@ def main(argv=None) -> int:
         ap.error("give a graph (or --table)")
     if a.every < 1:
         ap.error("--every must be at least 1")
+    if not 0 <= a.first < a.every:
+        ap.error("--first must be at least 0 and below --every")
     a.no_engines = a.no_engines or a.every > 1
     names = list(PRESETS) if a.variants == "all" else a.variants.split(",")
     for n in names:
@@ -290,7 +296,7 @@ def main(argv=None) -> int:
         ref = (rows[0]["count"], rows[0]["fingerprint"])
     bad = 0
     for n in names:
-        r = run_variant(g, n, a.every)
+        r = run_variant(g, n, a.every, a.first)
         rows.append(r)
         if ref is None:
             ref = (r["count"], r["fingerprint"])
