@@ -118,6 +118,9 @@ class Build(NamedTuple):
     # memory cap, no list long enough) runs the rounds build's code as it was (in one build,
     # its lists' binary searches were 1.2-2.4x slower without rows, H200, 2026-12-02)
     hubs: bool = False
+    # with rounds: bit words below a small L (cumbe.kernel.words, engine parameter word_kib);
+    # a build of its own, so that the rounds builds' code stays as it was without them
+    words: bool = False
 
 
 class Group(NamedTuple):

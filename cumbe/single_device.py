@@ -36,6 +36,7 @@ from cumbe import hubs
 from cumbe import launch
 from cumbe import layout
 from cumbe import progress as run_progress
+from cumbe import words_area
 from cumbe.prepare import Prepared, choose_side, prepare_cached, shard_of, task_butterflies
 from cumbe.spec import RunOptions
 from cumbe.variants import ABLATIONS
@@ -222,6 +223,8 @@ def build_switches(opts: RunOptions, prep: Prepared, compact: bool, hubs: bool =
         build["rounds"] = True
         if hubs and opts.hub_divisor:
             build["hubs"] = True
+        if words_area.wanted(opts):
+            build["words"] = True
     return build
 
 
@@ -327,6 +330,8 @@ def _plan(state: _Run, prep: Prepared, needs: np.ndarray):
             nb = launch.grid_blocks(opts.blocks, blocks, opts.threads, state.dev_name)
             planned = replace(planned, max_blocks=blocks, choice=grids.choose(
                 planned.needs, replace(base, blocks=nb), nb, budget))
+    # bit words in what the grid and the rows leave (cumbe.words_area)
+    planned = replace(planned, choice=words_area.for_grid(opts, planned.choice))
     return kern, replace(planned, free=free, total=total)
 
 
@@ -479,7 +484,7 @@ def _collect(state: _Run, arrays, kernel_s: float, progress, planned: _Planned, 
         max_task_words_run=int(planned.needs.max()), memory_bytes=int(choice.bytes),
         memory_budget_bytes=int(choice.budget_bytes),
         memory_cap_bytes=None if cap is None else int(cap), device_free_bytes=int(planned.free),
-        arena_words_per_warp=int(plan.arena_words),
+        arena_words_per_warp=int(plan.arena_words), word_area_per_warp=int(plan.word_area),
         block_tasks=int(np.count_nonzero(planned.needs > plan.arena_words)),
         kernel_s=kernel_s, compile_s=state.compile_s, launch=state.launch_path,
         prepare_s=state.host_s.get("prepare", 0.0),

@@ -32,6 +32,11 @@ SHARDS_PER_DEVICE = 8
 # 0.73-1.01x the time of 16 on every graph measured (movielens-10m_ui x20: 0.73x), and 256
 # 0.93-1.00x the time of 64 (youtube-groupmemberships x10: 0.93x; planted-xl-e2.28: 0.97x)
 HUB_DIVISOR = 256
+# a warp's bit words (cumbe.kernel.words), KiB; 0: off.  A root of sum |N(u_j)| = s takes about
+# 7 s words, so 4096 KiB holds s up to about 150,000 (the largest root of planted-xl-e2.3 in
+# ParMBE's CPU model reads 117,000 list entries).  Off until timed on a GPU (docs/gpu.md,
+# "Dense cores", lead (9))
+WORD_KIB = 0
 _DEVICES = re.compile(r"^\s*(all|\d+|\d+\s*(,\s*\d+\s*)*,?)\s*$")
 # the config schema's form of a devices string (a YAML number is an int; a list is a sweep)
 DEVICES_PATTERN = r"^(all|[0-9]+|[0-9]+(,[0-9]+)*,?)$"
@@ -154,6 +159,16 @@ SPEC = EngineSpec(
                   "of the lookups launches a build of its own (cuMBE-rounds-hubs), any other "
                   "the rounds build. On an H200 64 took 0.73-1.01x the time of 16, and 256 "
                   "0.93-1.00x the time of 64. No effect without rounds."),
+        Param("word_kib", int, WORD_KIB, short="words", minimum=0,
+              doc="With rounds: KiB of device memory a warp keeps for bit words (one word of "
+                  "64 bits an other-side vertex, for the subtree of a level whose L holds at "
+                  "most 64 vertices; the maximality check below it is then an AND and a "
+                  "popcount a word, cumbe/kernel/words.py); within the memory the grid and the "
+                  "hub rows leave, so a memory cap never loses a block for them; a subtree "
+                  "whose words do not fit stays on the lists; a build of its own "
+                  "(cuMBE-rounds[-hubs]-words). 0 = none (the default until it is timed on "
+                  "a GPU; 4096 holds the largest roots of the planted-xl grades). No effect "
+                  "without rounds."),
         side_param("auto"),
         Param("device_memory_gib", float, None, minimum=0.01, nullable=True,
               doc="Cap on the device memory the run may use, in GiB (e.g. 24 for an RTX "
@@ -199,6 +214,7 @@ class RunOptions:
     shard: str = SHARD.default
     rounds: bool = False
     hub_divisor: int = HUB_DIVISOR
+    word_kib: int = WORD_KIB
     memory_cap: int | None = None  # bytes: device_memory_gib, else $MBEBENCH_DEVICE_MEMORY_GIB
 
     @property
@@ -260,7 +276,8 @@ def run_options(variant: str = "cuMBE", k: int = 24, blocks: int = 0, threads: i
                 device_memory_gib: float | None = None, eager_steal: int = 0,
                 warp_arena_words: int = 0, idle_fraction: float = 0.0,
                 compact_layout: bool | None = None, shard: str = SHARD.default,
-                rounds: bool = False, hub_divisor: int = HUB_DIVISOR) -> RunOptions:
+                rounds: bool = False, hub_divisor: int = HUB_DIVISOR,
+                word_kib: int = WORD_KIB) -> RunOptions:
     """A run's parameters checked once, against this spec (a ValueError naming the value):
     before anything is read, prepared or started, on one device or several."""
     from mbebench import shard as sharding
@@ -286,4 +303,5 @@ def run_options(variant: str = "cuMBE", k: int = 24, blocks: int = 0, threads: i
         idle_fraction=float(idle_fraction),
         compact_layout=None if compact_layout is None else bool(compact_layout), shard=shard,
         rounds=bool(rounds), hub_divisor=_limits("hub_divisor", hub_divisor),
+        word_kib=_limits("word_kib", word_kib),
         memory_cap=memory_cap_bytes(device_memory_gib))

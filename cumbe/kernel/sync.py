@@ -118,6 +118,12 @@ if SIM:
     def warp_min(v):
         return np.int64(min(SIM_ROWS.gather(v)))
 
+    def warp_or(v):
+        r = 0
+        for x in SIM_ROWS.gather(v):
+            r |= x & 0xFFFFFFFFFFFFFFFF
+        return np.array([r], dtype=np.uint64).view(np.int64)[0]
+
     def load_relaxed(arr, i, j):
         return arr[i, j]
 
@@ -226,6 +232,17 @@ else:
         return x
 
     warp_min = cuda.jit(device=True, forceinline=True)(_warp_min_impl)
+
+    def _warp_or_impl(v):
+        x = I64(v)
+        x |= cuda.shfl_xor_sync(0xFFFFFFFF, x, 16)
+        x |= cuda.shfl_xor_sync(0xFFFFFFFF, x, 8)
+        x |= cuda.shfl_xor_sync(0xFFFFFFFF, x, 4)
+        x |= cuda.shfl_xor_sync(0xFFFFFFFF, x, 2)
+        x |= cuda.shfl_xor_sync(0xFFFFFFFF, x, 1)
+        return x
+
+    warp_or = cuda.jit(device=True, forceinline=True)(_warp_or_impl)
 
 
 def _block_sync_impl():
