@@ -6,7 +6,7 @@
 1. prepare: the host preparation (:mod:`cumbe.prepare`, read back from its cache next to
    the CSR file when it is there), this run's shard of the tasks, their arena needs;
 2. plan: the build, its largest cooperative grid, the grid and layout that fit the memory
-   (:mod:`cumbe.grid`);
+   (:mod:`cumbe.grid`), hub rows and bit words in what they leave;
 3. launch: the kernel's inputs, a checked cooperative launch (:mod:`cumbe.launch`);
 4. collect: the count, the fingerprint and the row's statistics.
 
@@ -27,16 +27,9 @@ from typing import Any
 
 import numpy as np
 
-from cumbe import buffers
-from cumbe import consts
-from cumbe import cubin
-from cumbe import driver_start
+from cumbe import buffers, consts, cubin, driver_start, hubs, launch, layout, words_area
 from cumbe import grid as grids
-from cumbe import hubs
-from cumbe import launch
-from cumbe import layout
 from cumbe import progress as run_progress
-from cumbe import words_area
 from cumbe.prepare import Prepared, choose_side, prepare_cached, shard_of, task_butterflies
 from cumbe.spec import RunOptions
 from cumbe.variants import ABLATIONS
