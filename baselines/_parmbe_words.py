@@ -95,12 +95,6 @@ def build_words(ui, vo, vi, base, gam, n, wslot, wvert, wword, ylist, yoff, ycnt
     if ctr is not None:
         ctr[work_counters.C_DROOTS] += 1
         ctr[work_counters.C_DENTRIES] += off
-        tot = 0
-        for j in range(n):
-            y = ui[base + gam[j]]
-            tot += vo[y + 1] - vo[y]
-        ctr[work_counters.C_DBUILD] += 2 * tot
-        ctr[work_counters.C_DPEAK] = max(ctr[work_counters.C_DPEAK], tot)
     return nw
 
 
@@ -120,6 +114,9 @@ def words_of(ui, vo, vi, base, gam, n, wslot, wvert, wword, ylist, yoff, ycnt, h
         ylist = np.empty(cap, np.int32)
     nw = build_words(ui, vo, vi, base, gam, n, wslot, wvert, wword, ylist, yoff, ycnt, hist,
                      gcnt, ctr)  # fmt: skip
+    if ctr is not None:
+        ctr[work_counters.C_DBUILD] += 2 * need
+        ctr[work_counters.C_DPEAK] = max(ctr[work_counters.C_DPEAK], need)
     return nw, wvert, wword, ylist
 
 
