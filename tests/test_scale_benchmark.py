@@ -152,6 +152,15 @@ def test_cumbe_with_the_check_in_rounds_runs_after_cumbe():
     assert list(scale.builds(["cuMBE"], [0], instrument=False)) == [("cuMBE", "cuMBE", paper, 0)]
 
 
+def test_bit_words_run_after_the_check_in_rounds_and_warm_their_builds():
+    got = list(scale.builds(["cuMBE"], [0], instrument=False, rounds=True, words=512))
+    assert got[-1] == ("cuMBE rounds words", "cuMBE", ["--rounds", "--word-kib=512"], 0)
+    assert scale.kernel_builds(["cuMBE"], [0], instrument=False, rounds=True, words=512) == [
+        "cuMBE:128", "cuMBE-rounds:128", "cuMBE-rounds-hubs:128", "cuMBE-rounds-words:128",
+        "cuMBE-rounds-hubs-words:128"]
+    assert len(list(scale.builds(["cuMBE"], [0], instrument=False, rounds=False, words=512))) == 1
+
+
 def test_the_hub_core_bound_counts_a_crown_inside_a_larger_graph():
     # a crown S_6 on the six highest-degree vertices of each side, each of them also joined to
     # leaves of its own: the core is the crown (2**6 - 2 maximal bicliques), and the whole
