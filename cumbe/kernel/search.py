@@ -21,29 +21,8 @@ from cumbe.kernel.consts import S_STOP, SHIFT, U_SUMA, U_SUML, WARP, X_BASE, X_M
 from cumbe.kernel.consts import P_NWK, S_D, ZERO64
 from cumbe.kernel.lists import combine_sides
 from cumbe.kernel.sync import clock, relaxed_load
-from cumbe.layout import (
-    F_KL,
-    F_LASTMIN,
-    F_LSLOT,
-    F_NID,
-    F_NX,
-    F_PC,
-    F_QE,
-    F_QS,
-    F_SUM,
-    F_X,
-    K_DL,
-    K_KEY,
-    K_LST,
-    K_LV,
-    K_PARR,
-    K_Q,
-    K_SG,
-    K_SL,
-    K_SO,
-    K_TAG,
-    NF,
-)
+from cumbe.layout import F_KL, F_LASTMIN, F_LSLOT, F_NID, F_NX, F_PC, F_QE, F_QS, F_SUM, F_X
+from cumbe.layout import K_DL, K_KEY, K_LST, K_LV, K_PARR, K_Q, K_SG, K_SL, K_SO, K_TAG, NF
 
 
 def make_search(cfg, grp, lists, stealing, maximality, words):
