@@ -47,8 +47,9 @@ PH_IDLE = 7  # grid-sync wait
 NPH = 8
 
 # params (int64 array)
-(P_NU, P_K, P_AW, P_HALF, P_NT0, P_NT1, P_CANDLEFT, P_EAGER, P_NWK, P_IDLE) = range(10)
-NPARAMS = 10
+(P_NU, P_K, P_AW, P_HALF, P_NT0, P_NT1, P_CANDLEFT, P_EAGER, P_NWK, P_IDLE,
+ P_WMIN) = range(11)
+NPARAMS = 11
 # progress (int64 [blocks, NPROG], which the host copies on a stream of its own while the
 # kernel runs and sums over the blocks): first-level tasks done, their summed cost estimate
 # (wedges + degree, as the host orders them), bicliques.  Every piece adds to its block's

@@ -8,9 +8,27 @@ from __future__ import annotations
 from dataclasses import replace
 
 from cumbe import buffers
+from mbebench import envvars
 
 # a slice smaller than this holds too few roots to pay for its build (int32 words: 16 KiB)
 LEAST_WORDS = 4096
+# A root needs this many candidates left at its level: a build reads every list of L once,
+# and a subtree of a few nodes has too few checks to pay that back.
+MIN_CANDIDATES = 1
+MIN_CANDIDATES_ENV = "MBEBENCH_WORDS_MIN_CANDIDATES"
+
+
+def min_candidates() -> int:
+    """The fewest candidates a level needs to be a root of bit words (the kernel's
+    parameter; :data:`MIN_CANDIDATES` unless the environment sets it, for tuning)."""
+    v = envvars.get(MIN_CANDIDATES_ENV)
+    if v is None or v == "":
+        return MIN_CANDIDATES
+    try:
+        n = int(v)
+    except ValueError:
+        raise ValueError(f"{MIN_CANDIDATES_ENV}={v!r}: not an integer") from None
+    return max(1, n)
 
 
 def wanted(opts) -> bool:

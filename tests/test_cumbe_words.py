@@ -16,6 +16,7 @@ from simulated import run_simulated
 
 CHILD = r"""
 import json
+import os
 import numpy as np
 from cumbe import engine
 from cumbe.kernel import words
@@ -47,14 +48,19 @@ if words.WORDS_MAX == 64:
 else:  # roots under nodes checked on lists
     runs = [("r0", "left", {}), ("r1", "right", {"eager_steal": 1}),
             ("r2", "left", {"eager_steal": 1}), ("r3", "right", {})]
+# the gate: no level has this many candidates, so no root is built (the lists check all)
+runs.append(("r0", "left", {"gate": 10**9}))
 out = []
 for name, side, extra in runs:
     g = graphs[name]
+    extra = dict(extra)
+    os.environ["MBEBENCH_WORDS_MIN_CANDIDATES"] = str(extra.pop("gate", 1))
     for k in words.SIM_STATS:
         words.SIM_STATS[k] = 0
     res = engine.run(g, threads=64, k=3, side=side, rounds=True, **{"word_kib": 256, **extra})
     want = count_and_fingerprint(g)
     out.append(dict(graph=name, side=side, extra=sorted(extra), want=[want[0], want[1]],
+                    gate=int(os.environ["MBEBENCH_WORDS_MIN_CANDIDATES"]),
                     got=[res.count, res.fingerprint], tasks_run=res.stats["tasks_run"],
                     n_tasks=res.stats["n_tasks"], words=dict(words.SIM_STATS),
                     slice=res.stats["word_area_per_warp"]))
@@ -88,9 +94,22 @@ def runs(request):
 @pytest.mark.cudasim
 def test_the_check_on_words_matches_the_oracle(runs):
     bound, rows = runs
-    assert len(rows) == (5 if bound == "64" else 4)
+    assert len(rows) == (6 if bound == "64" else 5)
     for r in rows:
         assert r["got"] == r["want"], r
+
+
+@pytest.mark.cudasim
+def test_no_root_below_the_candidates_gate(runs):
+    """A level with fewer candidates than MBEBENCH_WORDS_MIN_CANDIDATES builds no words
+    (the same graph at the gate of 1 does)."""
+    bound, rows = runs
+    gated = [r for r in rows if r["gate"] > 1]
+    assert len(gated) == 1 and gated[0]["words"]["roots"] == 0, gated
+    assert gated[0]["words"]["checks"] == 0 and gated[0]["got"] == gated[0]["want"]
+    if bound == "64":  # (at the bound of 3 this graph may have no root at all)
+        assert any(r["graph"] == gated[0]["graph"] and r["gate"] == 1
+                   and r["words"]["roots"] > 0 for r in rows)
 
 
 @pytest.mark.cudasim
@@ -98,11 +117,19 @@ def test_roots_were_built_and_checked_on_words(runs):
     bound, rows = runs
     for r in rows:
         assert r["slice"] > 0, r
+    rows = [r for r in rows if r["gate"] == 1]
     small = [r for r in rows if r["graph"].startswith("r")]
     built = [r["words"]["roots"] > 0 and r["words"]["checks"] > 0 for r in small]
     # (every small graph has an L of at most 64 below its first level; of at most 3, some)
     assert all(built) if bound == "64" else sum(built) >= 2, small
     assert any(r["tasks_run"] > r["n_tasks"] and r["words"]["roots"] > 0 for r in small)
+    # every node below a level whose L was small enough was checked on words (a root is the
+    # first such level, however large the levels above it were), save below roots that did
+    # not fit
+    for r in rows:
+        if r["words"]["unfit"] == 0:
+            assert r["words"]["missed"] == 0, r
+    assert any(r["words"]["unfit"] == 0 for r in rows)
 
 
 @pytest.mark.cudasim
@@ -182,9 +209,9 @@ def steps(A, k, d, nv, offV, adjV, WD, qo, qk, qt, out):
 
 rng = np.random.default_rng(11)
 res = []
-for case in range(6):
+for case in range(8):
     n_v = int(rng.integers(40, 260))
-    k = int(rng.integers(1, 65)) if case else 64
+    k = (int(rng.integers(1, 65)) if 0 < case < 6 else 64) if case < 7 else 10
     d = k + int(rng.integers(0, 20))  # N(v): local ids 0..d-1, the root holds k of them
     local = rng.permutation(d)[:k].astype(np.int32)
     nv = rng.permutation(n_v)[:d].astype(np.int32)  # local id -> vertex of the other side
@@ -196,7 +223,15 @@ for case in range(6):
     adjV = []
     sets = {}
     for y in range(n_v):
-        s = np.flatnonzero(rng.random(300) < dens[y])
+        if case == 6:  # words of more than 32 bits (vertices 0..149) and of fewer
+            s = np.flatnonzero(rng.random(300) < np.where(np.arange(300) < 150, 0.97, 0.05))
+        elif case == 7:  # 120 words of exactly {u_0, u_1}, after chunks of heavier words
+            if y in (nv[local[0]], nv[local[1]]):
+                s = np.arange(120)
+            else:
+                s = 150 + np.flatnonzero(rng.random(150) < 0.9)
+        else:
+            s = np.flatnonzero(rng.random(300) < dens[y])
         sets[y] = set(s.tolist())
         adjV += s.tolist()
         offV.append(len(adjV))
@@ -210,8 +245,13 @@ for case in range(6):
             if len(sparse) >= 2:
                 kl = 2
                 sub = rng.choice(sparse, 2, replace=False)
+        if case == 7 and q % 4 == 1:  # more than |R'| of them: all four chunks are read
+            kl = 2
+            sub = local[:2]
         closure = set.intersection(*(sets[int(nv[j])] for j in sub))
         target = len(closure) - int(rng.integers(0, 2))
+        if case == 7 and q % 4 == 1:
+            target = len(closure) - 1
         qo.append(len(A)); qk.append(kl); qt.append(target); want.append(int(len(closure) > target))
         A += sub.tolist()
     # (what a slice held before: the build must not count on zeros)
@@ -222,24 +262,46 @@ for case in range(6):
                  np.array(qt, np.int32), out)
     heavy = sum(1 for x in range(300)
                 if sum(x in sets[int(nv[j])] for j in local) >= 2)
+    over32 = sum(1 for x in range(300)
+                 if sum(x in sets[int(nv[j])] for j in local) > 32)
     two = sum(1 for q in range(40) if qk[q] == 2 and want[q] == 0 and qt[q] > 0)
-    res.append(dict(k=k, n2=int(out[0]), heavy=heavy, two=two, got=out[1:].tolist(),
-                    want=want))
+    res.append(dict(k=k, n2=int(out[0]), heavy=heavy, over32=over32, two=two,
+                    got=out[1:].tolist(), want=want))
 print(json.dumps(res))
 """
 
 
 @pytest.mark.cudasim
 def test_the_build_and_the_check_against_brute_force_closures():
-    """build_root and check_words alone, one warp, on roots of 1-64 vertices (one of all 64)
-    with lists dense enough for hundreds of words of two bits or more (checks that read
-    several chunks, heaviest first), each against 40 subsets whose closure is counted by
-    hand, at |R'| = the closure (maximal) and one less (not)."""
+    """build_root and check_words alone, one warp, on roots of 1-64 vertices (two of all 64,
+    one with words on both sides of 32 bits; one whose check of two vertices reads 120 words
+    of exactly two bits past chunks of heavier ones) with lists dense enough for hundreds of words of
+    two bits or more (checks that read several chunks, heaviest first), each against 40
+    subsets whose closure is counted by hand, at |R'| = the closure (maximal) and one less
+    (not)."""
     p = run_simulated(STEPS, 600)
     assert p.returncode == 0, p.stderr[-3000:]
     rows = json.loads(p.stdout.strip().splitlines()[-1])
     assert any(r["k"] == 64 for r in rows) and any(r["heavy"] > 96 for r in rows)
+    assert rows[6]["over32"] > 32 and rows[6]["heavy"] - rows[6]["over32"] > 32, rows[6]
+    assert rows[7]["heavy"] > 200 and rows[7]["want"][1] == 1, rows[7]
     assert sum(r["two"] for r in rows) >= 8
     for r in rows:
         assert r["n2"] == r["heavy"], r
         assert r["got"] == r["want"], r
+
+
+def test_the_gate_reads_its_variable(monkeypatch):
+    """The fewest candidates of a root: the module's default, the environment's value (at
+    least 1), a one-line error naming the variable for a value that is no integer."""
+    from cumbe import words_area
+
+    monkeypatch.delenv(words_area.MIN_CANDIDATES_ENV, raising=False)
+    assert words_area.min_candidates() == words_area.MIN_CANDIDATES
+    monkeypatch.setenv(words_area.MIN_CANDIDATES_ENV, "48")
+    assert words_area.min_candidates() == 48
+    monkeypatch.setenv(words_area.MIN_CANDIDATES_ENV, "0")
+    assert words_area.min_candidates() == 1
+    monkeypatch.setenv(words_area.MIN_CANDIDATES_ENV, "many")
+    with pytest.raises(ValueError, match=words_area.MIN_CANDIDATES_ENV):
+        words_area.min_candidates()

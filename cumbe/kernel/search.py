@@ -18,9 +18,9 @@ from cumbe.kernel.consts import BIG, CTL_FIXED, ERR_NID, I32, I64, MASK32, NID_M
 from cumbe.kernel.consts import PH_CHECK, PH_EXPAND, PH_LPRIME, PH_OTHER, PH_SEL, PH_STEAL, S_LVL
 from cumbe.kernel.consts import S_NABS, S_NONMAX, S_NP, S_NQ, S_NTW, S_OFF, S_PK, S_PN, S_PUB, S_R0
 from cumbe.kernel.consts import S_STOP, SHIFT, U_SUMA, U_SUML, WARP, X_BASE, X_MIN, X_NID, X_R
-from cumbe.kernel.consts import P_NWK, S_D, ZERO64
+from cumbe.kernel.consts import P_NWK, P_WMIN, S_D, ZERO64
 from cumbe.kernel.lists import combine_sides
-from cumbe.kernel.sync import clock, relaxed_load
+from cumbe.kernel.sync import SIM, clock, relaxed_load
 from cumbe.layout import F_KL, F_LASTMIN, F_LSLOT, F_NID, F_NX, F_PC, F_QE, F_QS, F_SUM, F_X
 from cumbe.layout import K_DL, K_KEY, K_LST, K_LV, K_PARR, K_Q, K_SG, K_SL, K_SO, K_TAG, NF
 
@@ -43,6 +43,8 @@ def make_search(cfg, grp, lists, stealing, maximality, words):
     # bit words below a small L (cumbe.kernel.words): a warp's, in the rounds build
     WORDS = words.on
     slice_of, build_root, check_words = words.slice_of, words.build_root, words.check_words
+    WMAXK = words.maxk
+    sim_note = words.sim_note
 
     @dev
     def select_candidate(A, sh, sh64, g, gl, R, l, pc, nid, lastmin):
@@ -181,6 +183,7 @@ def make_search(cfg, grp, lists, stealing, maximality, words):
         if INSTR and gl % WARP == 0:
             t_last = clock()
         wb, wsize = slice_of(WD, prm[P_NWK], me)
+        wmin = I32(prm[P_WMIN])
         wd = sh[g, S_D]
         wroot = I32(-1)
         wtry = I32(-1)
@@ -231,7 +234,11 @@ def make_search(cfg, grp, lists, stealing, maximality, words):
                         t_last = t
                 continue
             nid = ld(W, I32(lw + F_NID))
-            if WORDS and wtry < 0 and l > 0 and wsize > 0:
+            # a root: the first level below the task's whose L is small enough, with enough
+            # candidates left to pay for the build (a level past WMAXK is no root, but one
+            # below it may be)
+            if WORDS and wtry < 0 and l > 0 and wsize > 0 and pc >= wmin and ld(
+                    W, I32(lw + F_KL)) <= WMAXK:
                 wtry = l
                 wn2, wh = build_root(A, list_of(A, sh, g, R, ld(W, I32(lw + F_LSLOT))),
                                      ld(W, I32(lw + F_KL)), wd, base_at(adjU, base), offV,
@@ -303,6 +310,9 @@ def make_search(cfg, grp, lists, stealing, maximality, words):
                 check_words(A, list_of(A, sh, g, R, x), kl, nx + 1 + nabs,
                             base_at(adjU, base), offV, WD, wb, wd, wn2, wh, sh, g, gl)
             elif RS:
+                if SIM and WORDS and gl == 0 and l > 0 and wsize > 0 and ld(
+                        W, I32(lw + F_KL)) <= WMAXK:
+                    sim_note("missed")
                 check_maximality(A, adjU, offV, adjV, sh, g, gl, R, base, list_of(A, sh, g, R, x),
                                  kl, nx + 1 + nabs, err, hubs)
             else:

@@ -1,6 +1,7 @@
 """Bit words below a small L (the rounds build's warps; docs/gpu.md, "Dense cores", lead (9)).
 
-Once the search enters a level whose L holds at most WORD_BITS vertices u_0..u_63 (a *root*),
+At the first level of a path (below the task's) whose L holds at most WORD_BITS vertices
+u_0..u_63 and enough candidates (a *root*; :func:`cumbe.words_area.min_candidates`),
 every other-side vertex w adjacent to one of them gets a word B_w = {j : w ∈ N(u_j)}, built
 once for the root's subtree.  Every L' below it is a subset of the root's L, a mask of its
 positions, and the vertices containing L' (the maximality check's closure) are the w with
@@ -8,11 +9,13 @@ B_w ⊇ L'.  The words of two bits or more are kept heaviest first, so a check r
 chunks of 32 and stops at the first word lighter than L' (or once more than |R'| contain it):
 a popcount and an AND a word, where the list-by-list check binary-searches neighbour lists.
 
-The build (a warp): each u_j's list N(u_j), 32 entries a step and one list after another, goes
+The build (a warp): each u_j's list N(u_j), 128 entries a step and one list after another, goes
 into an open-addressing hash of 2 sum |N(u_j)| slots (a compare-and-swap claims w's slot and
 its lane writes the word; a later list's lane ORs its bit in: within one list a vertex is one
-lane's), then a counting sort by weight places the words of two bits or more, heaviest first
-(one list for all positions; one a position would read fewer words a check, docs/gpu.md).  It lives in the warp's own slice of the
+lane's), then a counting sort by weight places the words of two
+bits or more, heaviest first (each weight's lanes in a chunk found by ``match.any`` and counted
+by their lowest lane; the places by a warp scan; one list for all positions, where one a
+position would read fewer words a check, docs/gpu.md).  It lives in the warp's own slice of the
 ``words`` buffer (:mod:`cumbe.words_area`), sized by sum |N(u_j)|: a root whose words do not
 fit stays on the lists, so every memory cap stays exact.  A thief never inherits words: its
 search builds its own at the first level below a small L."""
@@ -25,7 +28,7 @@ from numba import cuda
 
 from cumbe.kernel.arena import base_at, ld, st
 from cumbe.kernel.consts import I32, I64, MASK32, S_NONMAX, WARP
-from cumbe.kernel.sync import SIM, ballot, warp_or, warp_sum
+from cumbe.kernel.sync import SIM, ballot, match_any, shfl_idx, warp_or, warp_scan, warp_sum
 from mbebench import envvars
 
 WORD_BITS = 64
@@ -35,14 +38,16 @@ WORDS_MAX_ENV = "MBEBENCH_TEST_WORDS_MAX"
 WORDS_MAX = WORD_BITS
 if envvars.get(WORDS_MAX_ENV) and envvars.simulating():
     WORDS_MAX = max(1, min(WORD_BITS, int(envvars.get(WORDS_MAX_ENV))))
-NCNT = WORD_BITS + 2  # a counter a weight 0..64 (0 and 1 unused), and the heavy words' number
+NCNT = WORD_BITS + 2  # a counter a weight 0..64 (0 and 1 unused), and a spare word
 EMPTY = -1
 HASH_MUL = 2654435761  # Knuth's multiplicative hash (ids are ranks: runs of neighbours)
 # The simulator's tally of what ran (tests/test_cumbe_words.py): roots built, those of more
 # than 32 vertices (words past their low half), roots that did not fit their slice, checks on
-# words, and those that read more than one chunk of 32 words.  A GPU build never reads it
-# (``if SIM`` is compiled out: the builds' machine code is the same without these lines).
-SIM_STATS = {"roots": 0, "wide": 0, "unfit": 0, "checks": 0, "long": 0}
+# words, those that read more than one chunk of 32 words, and checks on the lists below a
+# level whose L was small enough for words (a root that should have been and was not).  A GPU
+# build never reads it (``if SIM`` is compiled out: the builds' machine code is the same
+# without these lines).
+SIM_STATS = {"roots": 0, "wide": 0, "unfit": 0, "checks": 0, "long": 0, "missed": 0}
 
 
 def _sim_note(what):
@@ -76,6 +81,25 @@ def make_words(cfg, grp):
     def hash_slot(w, H):
         """w's first slot of H: its 32-bit multiplicative hash scaled to [0, H)."""
         return I32((((I64(w) * HASH_MUL) & MASK32) * I64(H)) >> 32)
+
+    @dev
+    def settle(WD, W, wb, oKEY, oLO, oHI, H, w, p, old, blo, bhi):
+        """w's entry after its first compare-and-swap, at slot p, returned ``old``: its word
+        written whole where it claimed the slot, its bit ORed in where w already had one,
+        else the next slots probed."""
+        while True:
+            if old == EMPTY:
+                st(W, I32(oLO + p), blo)
+                st(W, I32(oHI + p), bhi)
+                return
+            if old == w:
+                st(W, I32(oLO + p), ld(W, I32(oLO + p)) | blo)
+                st(W, I32(oHI + p), ld(W, I32(oHI + p)) | bhi)
+                return
+            p = I32(p + 1)
+            if p == H:
+                p = I32(0)
+            old = cuda.atomic.cas(WD, wb + oKEY + p, EMPTY, w)
 
     @dev
     def build_root(A, o, k, d, NV, offV, adjV, WD, wb, size, gl):
@@ -122,7 +146,9 @@ def make_words(cfg, grp):
             t = I32(t + WARP)
         gsync()
         # one list a step of the warp, so that a vertex's slot is a single lane's (a list
-        # holds it once): the lane that claims it writes its word, a later one ORs its bit in
+        # holds it once): the lane that claims it writes its word, a later one ORs its bit in.
+        # Four entries a lane a step: their compare-and-swaps go out together (each waits for
+        # L2 alone otherwise).
         e = I32(0)
         while e < k:
             y = ld(NV, A[o + e])
@@ -132,57 +158,91 @@ def make_words(cfg, grp):
             bhi = bit32(e - 32) if e >= 32 else I32(0)
             t = I32(gl)
             while t < n:
-                w = adjV[lo + t]
-                p = hash_slot(w, H)
-                while True:
-                    old = cuda.atomic.cas(WD, wb + oKEY + p, EMPTY, w)
-                    if old == EMPTY:
-                        st(W, I32(oLO + p), blo)
-                        st(W, I32(oHI + p), bhi)
-                        break
-                    if old == w:
-                        st(W, I32(oLO + p), ld(W, I32(oLO + p)) | blo)
-                        st(W, I32(oHI + p), ld(W, I32(oHI + p)) | bhi)
-                        break
-                    p = I32(p + 1)
-                    if p == H:
-                        p = I32(0)
-                t = I32(t + WARP)
+                w0 = I32(adjV[lo + t])
+                w1 = I32(adjV[lo + t + WARP]) if t + WARP < n else I32(EMPTY)
+                w2 = I32(adjV[lo + t + 2 * WARP]) if t + 2 * WARP < n else I32(EMPTY)
+                w3 = I32(adjV[lo + t + 3 * WARP]) if t + 3 * WARP < n else I32(EMPTY)
+                p0 = hash_slot(w0, H)
+                p1 = hash_slot(w1, H)
+                p2 = hash_slot(w2, H)
+                p3 = hash_slot(w3, H)
+                o0 = cuda.atomic.cas(WD, wb + oKEY + p0, EMPTY, w0)
+                o1 = I32(EMPTY)
+                o2 = I32(EMPTY)
+                o3 = I32(EMPTY)
+                if w1 != EMPTY:
+                    o1 = cuda.atomic.cas(WD, wb + oKEY + p1, EMPTY, w1)
+                if w2 != EMPTY:
+                    o2 = cuda.atomic.cas(WD, wb + oKEY + p2, EMPTY, w2)
+                if w3 != EMPTY:
+                    o3 = cuda.atomic.cas(WD, wb + oKEY + p3, EMPTY, w3)
+                settle(WD, W, wb, oKEY, oLO, oHI, H, w0, p0, o0, blo, bhi)
+                if w1 != EMPTY:
+                    settle(WD, W, wb, oKEY, oLO, oHI, H, w1, p1, o1, blo, bhi)
+                if w2 != EMPTY:
+                    settle(WD, W, wb, oKEY, oLO, oHI, H, w2, p2, o2, blo, bhi)
+                if w3 != EMPTY:
+                    settle(WD, W, wb, oKEY, oLO, oHI, H, w3, p3, o3, blo, bhi)
+                t = I32(t + 4 * WARP)
             gsync()
             e = I32(e + 1)
         # counting sort by weight, heaviest first; one-bit words are never read (the closure
-        # of one vertex is its list)
-        t = I32(gl)
-        while t < H:
+        # of one vertex is its list).  The lanes of one weight add to its counter through
+        # their lowest lane (a warp's own slice: no atomics).
+        lt = (I64(1) << gl) - 1  # the lanes below this one
+        t0 = I32(0)
+        while t0 < H:
+            t = I32(t0 + gl)
+            c = I32(0)
             if ld(W, I32(oKEY + t)) != EMPTY:
-                c = cuda.popc(ld(W, I32(oLO + t))) + cuda.popc(ld(W, I32(oHI + t)))
-                if c >= 2:
-                    cuda.atomic.add(WD, wb + oCNT + c, 1)
-            t = I32(t + WARP)
+                c = I32(cuda.popc(ld(W, I32(oLO + t))) + cuda.popc(ld(W, I32(oHI + t))))
+            if c < 2:
+                c = I32(0)
+            peers = match_any(c)
+            if c >= 2 and (peers & lt) == 0:
+                st(W, I32(oCNT + c), ld(W, I32(oCNT + c)) + I32(cuda.popc(peers)))
+            gsync()
+            t0 = I32(t0 + WARP)
+        # each weight's first place, heaviest first: a lane holds weights 64 - gl and 32 - gl
+        a = I64(ld(W, I32(oCNT + WORD_BITS - gl)))
+        b = I64(0)
+        if gl <= WARP - 2:
+            b = I64(ld(W, I32(oCNT + WARP - gl)))
+        ia = warp_scan(a, gl)
+        ib = warp_scan(b, gl)
+        ta = shfl_idx(ia, WARP - 1)
+        tb = shfl_idx(ib, WARP - 1)
         gsync()
-        if gl == 0:
-            acc = I32(0)
-            c = I32(WORD_BITS)
-            while c >= 2:
-                n = ld(W, I32(oCNT + c))
-                st(W, I32(oCNT + c), acc)
-                acc = I32(acc + n)
-                c = I32(c - 1)
-            st(W, I32(oCNT + WORD_BITS + 1), acc)
+        st(W, I32(oCNT + WORD_BITS - gl), I32(ia - a))
+        if gl <= WARP - 2:
+            st(W, I32(oCNT + WARP - gl), I32(ta + ib - b))
         gsync()
-        t = I32(gl)
-        while t < H:
+        t0 = I32(0)
+        while t0 < H:
+            t = I32(t0 + gl)
+            c = I32(0)
+            wlo = I32(0)
+            whi = I32(0)
             if ld(W, I32(oKEY + t)) != EMPTY:
                 wlo = ld(W, I32(oLO + t))
                 whi = ld(W, I32(oHI + t))
-                c = cuda.popc(wlo) + cuda.popc(whi)
-                if c >= 2:
-                    q = I32(cuda.atomic.add(WD, wb + oCNT + c, 1))
-                    st(W, I32(oCW + 2 * q), wlo)
-                    st(W, I32(oCW + 2 * q + 1), whi)
-            t = I32(t + WARP)
-        gsync()
-        return ld(W, I32(oCNT + WORD_BITS + 1)), H
+                c = I32(cuda.popc(wlo) + cuda.popc(whi))
+            if c < 2:
+                c = I32(0)
+            peers = match_any(c)
+            first = I32(cuda.popc((peers & -peers) - 1))  # the lowest lane of this weight
+            q0 = I32(0)
+            if c >= 2 and (peers & lt) == 0:
+                q0 = ld(W, I32(oCNT + c))
+                st(W, I32(oCNT + c), q0 + I32(cuda.popc(peers)))
+            q0 = I32(shfl_idx(q0, first))
+            if c >= 2:
+                q = I32(q0 + cuda.popc(peers & lt))
+                st(W, I32(oCW + 2 * q), wlo)
+                st(W, I32(oCW + 2 * q + 1), whi)
+            gsync()
+            t0 = I32(t0 + WARP)
+        return I32(ta + tb), H
 
     @dev
     def check_words(A, o, kl, target, NV, offV, WD, wb, d, n2, H, sh, g, gl):
@@ -228,4 +288,4 @@ def make_words(cfg, grp):
         gsync()
 
     return SimpleNamespace(on=ON, slice_of=slice_of, build_root=build_root,
-                           check_words=check_words, maxk=MAXK)
+                           check_words=check_words, maxk=MAXK, sim_note=_sim_note)
