@@ -398,7 +398,7 @@ def _kernel_inputs(state: _Run, prep: Prepared, planned: _Planned):
     prm[kernels.P_EAGER] = opts.eager_steal
     prm[kernels.P_NWK] = plan.workers
     prm[kernels.P_IDLE] = int(round(opts.idle_fraction * 1000))
-    prm[kernels.P_WMIN] = words_area.min_candidates()
+    prm[kernels.P_WMIN] = words_area.min_candidates() if words_area.wanted(opts) else 1
     # task_cost (in launch order) is no kernel buffer: the progress lines read it
     host = dict(offU=prep.offU, adjU=prep.adjU, offV=prep.offV, adjV=prep.adjV, orig=prep.orig,
                 tasks=tasks, task_piece=task_piece, prm=prm, hubs=planned.hubs,
