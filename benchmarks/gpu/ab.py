@@ -15,7 +15,7 @@ each graph the builds run one after another, ``--repeats`` times round, so that 
 machine falls on every build alike.  Each run is ``python -m cumbe run GRAPH --json``; a row a
 graph and build: its kernel times, the best, the count and the fingerprint, and whether the
 counts and fingerprints of all builds agree (``agree``, on each build's last row of a graph).
-A Markdown table goes to stdout."""
+A Markdown table goes to stdout (:func:`table`: each build against the first)."""
 
 from __future__ import annotations
 
@@ -39,6 +39,32 @@ def parse_build(text: str) -> tuple[str, list[str]]:
 def run(csr: Path, env: dict, extra: list[str], limit: float, tree: Path | None = None) -> dict:
     # the options of a build come last: a --variant among them wins over the default
     return scale.run_cumbe(csr, "cuMBE", limit, extra, env=env, tree=tree)
+
+
+def table(rows: list[dict], names: list[str]) -> list[str]:
+    """The Markdown table of ``rows`` (this script's rows, builds ``names``, the first the
+    baseline): a graph a line, each build's best time, each other build's time over the
+    first's, and whether the builds that finished agree on count and fingerprint (``NO``
+    when two differ; how many did not finish, where some did not)."""
+    others = names[1:]
+    out = ["| graph | bicliques | " + " | ".join(f"{n} s" for n in names)
+           + "".join(f" | {n} / {names[0]}" for n in others) + " | agree |",
+           "|---|---:|" + "---:|" * (len(names) + len(others)) + "---|"]
+    by = {(r["graph"], r["build"]): r for r in rows}
+    for g in dict.fromkeys(r["graph"] for r in rows):
+        mine = [by.get((g, n), {}) for n in names]
+        t = [r.get("kernel_s") for r in mine]
+        done = {(r["count"], r["fingerprint"]) for r in mine if r.get("count") is not None}
+        counts = [c for c, _ in done]
+        failed = sum(1 for r in mine if r.get("count") is None)
+        agree = "NO" if len(done) > 1 else ("-" if not done else "yes")
+        if failed and done:
+            agree += f" ({failed} not finished)"
+        ratios = [f"{x / t[0]:.3f}" if x and t[0] else "-" for x in t[1:]]
+        out.append(f"| {g} | " + (f"{counts[0]:,}" if len(counts) == 1 else "-") + " | "
+                   + " | ".join(f"{x:.4g}" if x else "-" for x in t)
+                   + "".join(f" | {r}" for r in ratios) + f" | {agree} |")
+    return out
 
 
 def main(argv=None) -> int:
@@ -90,18 +116,7 @@ def main(argv=None) -> int:
                     for n, rs in runs.items()}
             print(f"# {g.stem}: " + ", ".join(f"{n} {t}" for n, t in best.items()),
                   file=sys.stderr)
-    names = [n for n, *_ in builds]
-    print("| graph | bicliques | " + " | ".join(f"{n} s" for n in names)
-          + f" | {names[-1]} / {names[0]} | agree |")
-    print("|---|---:|" + "---:|" * len(names) + "---:|---|")
-    by = {(r["graph"], r["build"]): r for r in rows}
-    for g in dict.fromkeys(r["graph"] for r in rows):
-        t = [by[(g, n)]["kernel_s"] for n in names]
-        ratio = f"{t[-1] / t[0]:.3f}" if t[0] and t[-1] else "-"
-        c = by[(g, names[0])]["count"]
-        print(f"| {g} | {c:,} | " if c is not None else f"| {g} | - | ", end="")
-        print(" | ".join(f"{x:.4g}" if x else "-" for x in t) + f" | {ratio} | "
-              + ("yes" if by[(g, names[0])]["agree"] else "NO") + " |")
+    print("\n".join(table(rows, [n for n, *_ in builds])))
     return 0
 
 
