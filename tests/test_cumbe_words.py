@@ -211,7 +211,7 @@ rng = np.random.default_rng(11)
 res = []
 for case in range(8):
     n_v = int(rng.integers(40, 260))
-    k = (int(rng.integers(1, 65)) if 0 < case < 6 else 64) if case < 7 else 10
+    k = 10 if case == 7 else 64 if case in (0, 6) else int(rng.integers(1, 65))
     d = k + int(rng.integers(0, 20))  # N(v): local ids 0..d-1, the root holds k of them
     local = rng.permutation(d)[:k].astype(np.int32)
     nv = rng.permutation(n_v)[:d].astype(np.int32)  # local id -> vertex of the other side
@@ -245,12 +245,13 @@ for case in range(8):
             if len(sparse) >= 2:
                 kl = 2
                 sub = rng.choice(sparse, 2, replace=False)
-        if case == 7 and q % 4 == 1:  # more than |R'| of them: all four chunks are read
+        forced = case == 7 and q % 4 == 1  # more than |R'| of them: all four chunks are read
+        if forced:
             kl = 2
             sub = local[:2]
         closure = set.intersection(*(sets[int(nv[j])] for j in sub))
         target = len(closure) - int(rng.integers(0, 2))
-        if case == 7 and q % 4 == 1:
+        if forced:
             target = len(closure) - 1
         qo.append(len(A)); qk.append(kl); qt.append(target); want.append(int(len(closure) > target))
         A += sub.tolist()
@@ -260,10 +261,9 @@ for case in range(8):
     steps[1, 32](np.array(A, np.int32), k, d, nv, np.array(offV, np.int64),
                  np.array(adjV, np.int32), WD, np.array(qo, np.int32), np.array(qk, np.int32),
                  np.array(qt, np.int32), out)
-    heavy = sum(1 for x in range(300)
-                if sum(x in sets[int(nv[j])] for j in local) >= 2)
-    over32 = sum(1 for x in range(300)
-                 if sum(x in sets[int(nv[j])] for j in local) > 32)
+    weights = [sum(x in sets[int(nv[j])] for j in local) for x in range(300)]
+    heavy = sum(1 for c in weights if c >= 2)
+    over32 = sum(1 for c in weights if c > 32)
     two = sum(1 for q in range(40) if qk[q] == 2 and want[q] == 0 and qt[q] > 0)
     res.append(dict(k=k, n2=int(out[0]), heavy=heavy, over32=over32, two=two,
                     got=out[1:].tolist(), want=want))
@@ -275,9 +275,9 @@ print(json.dumps(res))
 def test_the_build_and_the_check_against_brute_force_closures():
     """build_root and check_words alone, one warp, on roots of 1-64 vertices (two of all 64,
     one with words on both sides of 32 bits; one whose check of two vertices reads 120 words
-    of exactly two bits past chunks of heavier ones) with lists dense enough for hundreds of words of
-    two bits or more (checks that read several chunks, heaviest first), each against 40
-    subsets whose closure is counted by hand, at |R'| = the closure (maximal) and one less
+    of exactly two bits past chunks of heavier ones) with lists dense enough for hundreds of
+    words of two bits or more (checks that read several chunks, heaviest first), each against
+    40 subsets whose closure is counted by hand, at |R'| = the closure (maximal) and one less
     (not)."""
     p = run_simulated(STEPS, 600)
     assert p.returncode == 0, p.stderr[-3000:]

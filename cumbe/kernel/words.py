@@ -102,6 +102,21 @@ def make_words(cfg, grp):
             old = cuda.atomic.cas(WD, wb + oKEY + p, EMPTY, w)
 
     @dev
+    def heavy_word(W, oKEY, oLO, oHI, t):
+        """Slot t of the hash: its word's halves, its weight (0 for an empty slot or a word
+        of fewer than two bits: no check reads those) and the warp's lanes of that weight."""
+        wlo = I32(0)
+        whi = I32(0)
+        c = I32(0)
+        if ld(W, I32(oKEY + t)) != EMPTY:
+            wlo = ld(W, I32(oLO + t))
+            whi = ld(W, I32(oHI + t))
+            c = I32(cuda.popc(wlo) + cuda.popc(whi))
+        if c < 2:
+            c = I32(0)
+        return wlo, whi, c, match_any(c)
+
+    @dev
     def build_root(A, o, k, d, NV, offV, adjV, WD, wb, size, gl):
         """The words of the root whose L is the k local ids at A[o:o+k] (k <= 64), in the
         slice at ``WD[wb:wb+size]``; returns (heavy words, hash slots), or (-1, 0) when they
@@ -192,13 +207,7 @@ def make_words(cfg, grp):
         lt = (I64(1) << gl) - 1  # the lanes below this one
         t0 = I32(0)
         while t0 < H:
-            t = I32(t0 + gl)
-            c = I32(0)
-            if ld(W, I32(oKEY + t)) != EMPTY:
-                c = I32(cuda.popc(ld(W, I32(oLO + t))) + cuda.popc(ld(W, I32(oHI + t))))
-            if c < 2:
-                c = I32(0)
-            peers = match_any(c)
+            wlo, whi, c, peers = heavy_word(W, oKEY, oLO, oHI, I32(t0 + gl))
             if c >= 2 and (peers & lt) == 0:
                 st(W, I32(oCNT + c), ld(W, I32(oCNT + c)) + I32(cuda.popc(peers)))
             gsync()
@@ -219,17 +228,7 @@ def make_words(cfg, grp):
         gsync()
         t0 = I32(0)
         while t0 < H:
-            t = I32(t0 + gl)
-            c = I32(0)
-            wlo = I32(0)
-            whi = I32(0)
-            if ld(W, I32(oKEY + t)) != EMPTY:
-                wlo = ld(W, I32(oLO + t))
-                whi = ld(W, I32(oHI + t))
-                c = I32(cuda.popc(wlo) + cuda.popc(whi))
-            if c < 2:
-                c = I32(0)
-            peers = match_any(c)
+            wlo, whi, c, peers = heavy_word(W, oKEY, oLO, oHI, I32(t0 + gl))
             first = I32(cuda.popc((peers & -peers) - 1))  # the lowest lane of this weight
             q0 = I32(0)
             if c >= 2 and (peers & lt) == 0:
