@@ -70,13 +70,11 @@ CTL_FIXED = 2
 H_NLEV, H_D, H_NB, H_TB, H_DEPTH, H_CAPH, H_QCAP, H_CB, H_PK, H_PN = range(10)
 NH = 10
 # error codes (err[0])
-ERR_QCAP, ERR_NID, ERR_ARENA, ERR_ROUNDS, ERR_WARPS = 1, 2, 3, 4, 5
+ERR_QCAP, ERR_NID, ERR_ARENA, ERR_ROUNDS = 1, 2, 3, 4
 ERRORS = {ERR_QCAP: "the explicit Q stack (noRS) overflowed",
           ERR_NID: "a task visited more than 2**31 nodes",
           ERR_ARENA: "a task did not fit its worker's arena",
-          ERR_ROUNDS: "the maximality check in rounds lost count of R' (a kernel bug)",
-          ERR_WARPS: "a block-wide task reached the build without the block-wide phase "
-                     "(a host bug)"}
+          ERR_ROUNDS: "the maximality check in rounds lost count of R' (a kernel bug)"}
 
 WARP = 32
 MAX_THREADS = 512
@@ -124,10 +122,6 @@ class Build(NamedTuple):
     # with rounds: bit words below a small L (cumbe.kernel.words, engine parameter word_kib);
     # a build of its own, so that the rounds builds' code stays as it was without them
     words: bool = False
-    # with rounds: no block-wide phase (warp tasks only), launched when the plan has no task
-    # too big for a warp's arena; a build of its own: the block's steps never compiled in,
-    # its code is half the size, with fewer spills (docs/gpu.md, "Warps only")
-    warps: bool = False
 
 
 class Group(NamedTuple):

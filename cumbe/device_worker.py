@@ -49,8 +49,7 @@ def _fault(dev: int) -> str | None:
 
 def _load_kernel(cuda, opts, sim: bool, pieces: bool = False) -> float:
     """Compile (or load from numba's cache) the kernel the shards will launch (both builds
-    when some task runs in pieces: a shard without one runs the plain build; with rounds the
-    usual one, hub rows and no block-wide task)."""
+    when some task runs in pieces: a shard without one runs the plain build)."""
     from cumbe import buffers
     from cumbe import kernel as kernels
 
@@ -59,7 +58,7 @@ def _load_kernel(cuda, opts, sim: bool, pieces: bool = False) -> float:
     for p in (False, True) if pieces else (False,):
         kern = kernels.build(rs=rs, es=es, ws=ws, instr=opts.instrument, threads=opts.threads,
                              pieces=p, blocks_per_sm=opts.blocks_per_sm,
-                             rounds=opts.rounds, hubs=bool(opts.hub_divisor), warps=True)
+                             rounds=opts.rounds)
         if not sim:
             sig = tuple(kern.typeof_pyval(x) for x in buffers.typing_dummies(cuda))
             kern.compile(sig).max_cooperative_grid_blocks(opts.threads)

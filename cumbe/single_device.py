@@ -27,8 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from cumbe import buffers, consts, cubin, driver_start, hubs, launch, layout, phase_stats
-from cumbe import words_area
+from cumbe import buffers, consts, cubin, driver_start, hubs, launch, layout, words_area
 from cumbe import grid as grids
 from cumbe import progress as run_progress
 from cumbe.prepare import Prepared, choose_side, prepare_cached, shard_of, task_butterflies
@@ -120,7 +119,6 @@ class _Run:
     compile_s: float = 0.0
     dev_name: str = "simulator"
     launch_path: str = "numba"  # or "cubin" (cumbe.cubin), in the stats
-    build: dict = field(default_factory=dict)  # the last one compiled: the one launched
     kept: Any = None  # cumbe.kept.Kept, or None: this run allocates its own
 
     def timed(self, name: str, t0: float) -> float:
@@ -206,11 +204,9 @@ def _prepare(state: _Run, prepared: Prepared | None) -> tuple[Prepared, np.ndarr
     return prep, needs, stats
 
 
-def build_switches(opts: RunOptions, prep: Prepared, compact: bool, hubs: bool = True,
-                   warps: bool = False) -> dict:
+def build_switches(opts: RunOptions, prep: Prepared, compact: bool, hubs: bool = True) -> dict:
     """The kernel build a run launches (:func:`cumbe.kernel.build`'s arguments, and the cubin
-    cache's key); ``hubs`` False: the run has no hub rows; ``warps``: its plan has no
-    block-wide task (:func:`_plan`)."""
+    cache's key); ``hubs`` False: the run has no hub rows (:func:`_plan`)."""
     rs, es, ws = opts.switches
     build = dict(rs=rs, es=es, ws=ws, instr=opts.instrument, threads=opts.threads,
                  pieces=bool((prep.task_nk > 1).any()) and rs, compact=compact)
@@ -222,19 +218,16 @@ def build_switches(opts: RunOptions, prep: Prepared, compact: bool, hubs: bool =
             build["hubs"] = True
         if words_area.wanted(opts):
             build["words"] = True
-        if warps:
-            build["warps"] = True
     return build
 
 
-def _compiled(state: _Run, prep: Prepared, compact: bool, hubs: bool = True,
-              warps: bool = False):
+def _compiled(state: _Run, prep: Prepared, compact: bool, hubs: bool = True):
     """The build (timed apart from the kernel) and its largest cooperative grid: its cubin
     launched through the driver API when the cache holds it (:mod:`cumbe.cubin`), else
     compiled or loaded from numba's cache (and its cubin stored for the next run)."""
     opts = state.opts
     t0 = time.perf_counter()
-    build = state.build = build_switches(opts, prep, compact, hubs, warps)
+    build = build_switches(opts, prep, compact, hubs)
     if isinstance(state.cuda, cubin.Driver):
         kern = state.cuda.kernel(build)
         if kern is not None:
@@ -298,8 +291,7 @@ def _plan(state: _Run, prep: Prepared, needs: np.ndarray):
     # a run that cannot have hub rows (a tight cap) never compiles the build that reads them
     rows = hubs.wanted(opts) and hubs.may_have_rows(
         prep, grids.smallest_bytes(needs, one_block), budget, opts.hub_divisor)
-    # planned with the warps-only build (the rounds builds' usual one; the same launch bound)
-    kern, max_blocks = _compiled(state, prep, compact, hubs=rows, warps=True)
+    kern, max_blocks = _compiled(state, prep, compact, hubs=rows)
     t0 = time.perf_counter()
     if not state.sim:
         dev = state.cuda.get_current_device()
@@ -321,31 +313,19 @@ def _plan(state: _Run, prep: Prepared, needs: np.ndarray):
     except grids.DoesNotFit as e:
         raise _does_not_fit(state, e, free, total, budget) from None
     t0 = state.timed("grid", t0)
-    warps = planned.choice.block_tasks == 0  # (the rows and words below take no arena words)
-    if not warps:  # a block-wide task: the build with that phase (consts.Build.warps)
-        kern, blocks = _compiled(state, prep, planned.compact, hubs=rows)
-        planned = _fewer_blocks(state, planned, blocks, base, budget)
     if rows:  # in the memory the chosen grid leaves
         table, choice = hubs.for_grid(prep, planned.choice, opts.hub_divisor)
         planned = replace(planned, hubs=table, choice=choice)
     state.timed("hub_table", t0)
     if rows and planned.hubs.size == 1:  # none after all: the rounds build (consts.Build.hubs)
-        kern, blocks = _compiled(state, prep, planned.compact, hubs=False, warps=warps)
-        planned = _fewer_blocks(state, planned, blocks, base, budget)
+        kern, blocks = _compiled(state, prep, planned.compact, hubs=False)
+        if blocks < planned.choice.plan.blocks:  # (the same registers: not seen)
+            nb = launch.grid_blocks(opts.blocks, blocks, opts.threads, state.dev_name)
+            planned = replace(planned, max_blocks=blocks, choice=grids.choose(
+                planned.needs, replace(base, blocks=nb), nb, budget))
     # bit words in what the grid and the rows leave (cumbe.words_area)
     planned = replace(planned, choice=words_area.for_grid(opts, planned.choice))
     return kern, replace(planned, free=free, total=total)
-
-
-def _fewer_blocks(state: _Run, planned: _Planned, blocks: int, base, budget: int) -> _Planned:
-    """``planned``, or its grid planned again when another build fits fewer blocks (the same
-    launch bound, so not seen)."""
-    if blocks >= planned.choice.plan.blocks:
-        return planned
-    opts = state.opts
-    nb = launch.grid_blocks(opts.blocks, blocks, opts.threads, state.dev_name)
-    return replace(planned, max_blocks=blocks, choice=grids.choose(
-        planned.needs, replace(base, blocks=nb), nb, budget))
 
 
 def _forced_arena(opts: RunOptions, base, budget: int, needs: np.ndarray, warps: int,
@@ -374,7 +354,7 @@ def _choose_layout(state: _Run, prep: Prepared, needs, base, budget, kern, max_b
         return _Planned(choice, False, max_blocks, needs), kern
     choice = replace(choice, reason=f"{choice.reason} (compact task layout)")
     needs = compact_needs()
-    kern, blocks = _compiled(state, prep, True, hubs=rows, warps=True)
+    kern, blocks = _compiled(state, prep, True, hubs=rows)
     if blocks < max_blocks:  # the other build fits fewer blocks: plan again
         max_blocks = blocks
         nb_max = launch.grid_blocks(state.opts.blocks, max_blocks, state.opts.threads,
@@ -501,17 +481,39 @@ def _collect(state: _Run, arrays, kernel_s: float, progress, planned: _Planned, 
         arena_words_per_warp=int(plan.arena_words), word_area_per_warp=int(plan.word_area),
         block_tasks=int(np.count_nonzero(planned.needs > plan.arena_words)),
         kernel_s=kernel_s, compile_s=state.compile_s, launch=state.launch_path,
-        warps_only=bool(state.build.get("warps")),
         prepare_s=state.host_s.get("prepare", 0.0),
         nodes=int(res[1]), tasks_run=int(res[2]), block_tasks_run=int(res[3]),
         progress_lines=progress.lines,
         progress_end=progress.end(arrays["prog"].copy_to_host().sum(axis=0)),
     )
     if opts.instrument:
-        stats.update(phase_stats.of_run(kernels, arrays, kernel_s, plan.workers,
-                                        None if state.sim else state.cuda))
+        stats.update(_phase_stats(state, arrays, kernel_s, plan.workers))
     state.timed("collect", t0)
     # host seconds of the run beside its kernel (the build's load is compile_s)
     stats["setup_s"] = float(sum(state.host_s.values()))
     stats["host_s"] = dict(state.host_s)
     return EngineResult(int(res[0]), int(fp[0]), kernel_s, state.compile_s, stats)
+
+
+def _phase_stats(state: _Run, arrays, kernel_s: float, workers: int) -> dict:
+    """The instrumented build's per-warp busy time and per-phase seconds."""
+    kernels = state.kernels
+    ph = arrays["ph_out"].copy_to_host()
+    tasks_w = arrays["tasks_out"].copy_to_host()
+    # simulator: perf_counter_ns stands in for cycles
+    hz = 1e9 if state.sim else clock_hz(state.cuda)
+    totals = ph[:, kernels.NPH].astype(np.float64)
+    idle = ph[:, kernels.PH_IDLE].astype(np.float64)
+    phases = {name: float(ph[:, i].sum() / hz) for i, name in enumerate(kernels.PHASES)}
+    phases["other"] += float(idle.sum() / hz)
+    # A warp that runs out of work leaves the kernel and stops counting, but its slot
+    # stays idle until the last one ends; the paper counts that as "others".
+    tail = max(0.0, workers * kernel_s - sum(phases.values()))
+    phases["other"] += tail
+    return {"clock_hz": hz, "worker": "warp",
+            "worker_busy_s": [float(v) for v in (totals - idle) / hz],
+            "worker_tasks": [int(v) for v in tasks_w], "tail_idle_s": tail, "phases_s": phases}
+
+
+def clock_hz(cuda) -> float:
+    return float(cuda.get_current_device().CLOCK_RATE) * 1e3  # kHz -> Hz

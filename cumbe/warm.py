@@ -2,9 +2,8 @@
 
     python -m cumbe.warm --jobs 8 cuMBE:128 noRS:128 noES:128 noWS:128 cuMBE-instr:128
 
-A build is ``variant[-instr][-pieces][-compact][-rounds[-hubs][-words][-warps]]:threads``
-and ``[:blocks_per_sm]`` (the switches of :class:`cumbe.consts.Build`, and the launch bound
-when not the default).  A cold compile of
+A build is ``variant[-instr][-pieces][-compact]:threads[:blocks_per_sm]`` (the switches of
+:class:`cumbe.consts.Build`, and the launch bound when not the default).  A cold compile of
 one takes ~30-60 s of one CPU core and numba compiles in the calling process only, so a run
 (or the GPU oracle, which meets up to 28 builds) that compiles them one after another waits
 minutes; compiled here in parallel, each is loaded from the cache afterwards (the same
@@ -23,7 +22,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-FLAGS = ("instr", "pieces", "compact", "rounds", "hubs", "words", "warps")
+FLAGS = ("instr", "pieces", "compact", "rounds", "hubs", "words")
 
 
 def parse(spec: str) -> tuple[str, dict]:
@@ -35,8 +34,7 @@ def parse(spec: str) -> tuple[str, dict]:
     unknown = set(flags) - set(FLAGS)
     if not threads.isdigit() or (per_sm and not per_sm.isdigit()) or unknown:
         raise ValueError(f"not a build: {spec!r} "
-                         "(variant[-instr][-pieces][-compact][-rounds[-hubs][-words][-warps]]"
-                         ":threads"
+                         "(variant[-instr][-pieces][-compact][-rounds[-hubs][-words]]:threads"
                          "[:blocks_per_sm])")
     out = {"instr": "instr" in flags, "pieces": "pieces" in flags,
            "compact": "compact" in flags, "threads": int(threads)}
@@ -46,18 +44,16 @@ def parse(spec: str) -> tuple[str, dict]:
             out["hubs"] = True
         if "words" in flags:
             out["words"] = True
-        if "warps" in flags:
-            out["warps"] = True
     if per_sm and int(per_sm):
         out["blocks_per_sm"] = int(per_sm)
     return variant, out
 
 
 def spec(variant: str, threads: int, instr=False, pieces=False, compact=False,
-         blocks_per_sm=0, rounds=False, hubs=False, words=False, warps=False) -> str:
+         blocks_per_sm=0, rounds=False, hubs=False, words=False) -> str:
     """The name of a build (the inverse of :func:`parse`)."""
     flags = [f for f, on in zip(FLAGS, (instr, pieces, compact, rounds, hubs and rounds,
-                                        words and rounds, warps and rounds)) if on]
+                                        words and rounds)) if on]
     return "-".join([variant, *flags]) + f":{threads}" + (
         f":{blocks_per_sm}" if blocks_per_sm else "")
 
@@ -65,8 +61,7 @@ def spec(variant: str, threads: int, instr=False, pieces=False, compact=False,
 def every_build(variants, threads: int, blocks_per_sm: int = 0) -> list[str]:
     """Every build a run of ``variants`` at ``threads`` may launch: instrumented or not,
     compact layout or not, and tasks in pieces and the check in rounds (hub rows or not, bit
-    words or not, warps only or not) for the reverse-scanning variants (noRS keeps tasks whole
-    and scans its Q)."""
+    words or not) for the reverse-scanning variants (noRS keeps tasks whole and scans its Q)."""
     from cumbe.variants import ABLATIONS
 
     out = []
@@ -77,10 +72,9 @@ def every_build(variants, threads: int, blocks_per_sm: int = 0) -> list[str]:
                     # the check in rounds, with hub rows or without, bit words or not
                     for rounds, hubs in (((False, False), (True, False), (True, True))
                                          if ABLATIONS[v][0] else ((False, False),)):
-                        for words, warps in (((False, False), (False, True), (True, False),
-                                              (True, True)) if rounds else ((False, False),)):
+                        for words in ((False, True) if rounds else (False,)):
                             out.append(spec(v, threads, instr, pieces, compact, blocks_per_sm,
-                                            rounds, hubs, words, warps))
+                                            rounds, hubs, words))
     return out
 
 

@@ -8,9 +8,7 @@ task root's (R' at the root holds more than the root), stolen nodes (R' copied f
 victim), tasks in pieces and block-wide tasks whose L' spans both warps of the block (their
 warps' shuffled sums meet in one shared word); the lists looked up in hub bit rows (every list on these small
 graphs, by default), in none (``hub_divisor`` 0) and in some (``mixed``: rows only for its
-long lists).  Runs without a block-wide task launch the build without the block-wide phase
-(``warps``), the others the whole build; the warps-only build launched with one refuses.
-tools/mutations.toml lists the breaks these runs catch."""
+long lists).  tools/mutations.toml lists the breaks these runs catch."""
 
 from __future__ import annotations
 
@@ -83,35 +81,18 @@ for name, side, extra in runs:
                     got=[res.count, res.fingerprint], tasks_run=res.stats["tasks_run"],
                     n_tasks=res.stats["n_tasks"], block_tasks=res.stats["block_tasks"],
                     block_tasks_run=res.stats["block_tasks_run"], task_pieces=res.stats["task_pieces"],
-                    hub_rows=res.stats["hub_rows"], warps_only=res.stats["warps_only"],
-                    n_v=g.n_right if side == "left" else g.n_left,
+                    hub_rows=res.stats["hub_rows"], n_v=g.n_right if side == "left" else g.n_left,
                     short_v=int(np.count_nonzero(np.diff(g.right_offsets if side == "left"
                                                          else g.left_offsets) < 3))))
-# the warps-only build launched on a plan with a block-wide task: the kernel refuses
-from cumbe import single_device
-real = single_device.build_switches
-single_device.build_switches = lambda *a: real(*a[:4], True)
-try:
-    engine.run(graphs["wide"], threads=64, k=3, side="left", rounds=True,
-               warp_arena_words=block_arena(graphs["wide"], dict(variant="cuMBE", side="left",
-                                                                 threads=64)))
-    refused = "ran"
-except Exception as e:
-    refused = f"{type(e).__name__}: {e}"
-print(json.dumps({"runs": out, "refused": refused}))
+print(json.dumps(out))
 """
 
 
 @pytest.fixture(scope="module")
-def child():
+def runs():
     p = run_simulated(CHILD, 1800)
     assert p.returncode == 0, p.stderr[-3000:]
     return json.loads(p.stdout.strip().splitlines()[-1])
-
-
-@pytest.fixture(scope="module")
-def runs(child):
-    return child["runs"]
 
 
 @pytest.mark.cudasim
@@ -146,16 +127,6 @@ def test_its_block_wide_tasks_ran_and_stole(runs):
     wide = [r for r in runs if "block_wide" in r["extra"]]
     assert wide and all(r["block_tasks"] > 0 for r in wide)
     assert any(r["block_tasks_run"] > r["block_tasks"] for r in wide)
-
-
-@pytest.mark.cudasim
-def test_a_plan_without_block_wide_tasks_runs_the_warps_only_build(runs, child):
-    """The build without the block-wide phase (consts.Build.warps) when no task needs a
-    block, the whole build otherwise; launched with a block-wide task, it refuses."""
-    assert {r["warps_only"] for r in runs} == {True, False}
-    for r in runs:
-        assert r["warps_only"] == (r["block_tasks"] == 0), r
-    assert child["refused"].startswith("LaunchError") and "block-wide phase" in child["refused"]
 
 
 BALLOT = r"""

@@ -129,12 +129,12 @@ def test_a_multi_gpu_run_gets_every_parameter_of_a_single_run(monkeypatch):
 
 
 def test_the_gpu_clock_rate_is_read_in_khz():
-    from cumbe import phase_stats
+    from cumbe import single_device
 
     class H100:
         CLOCK_RATE = 1_980_000  # kHz (numba's device attribute): 1.98 GHz
 
-    assert phase_stats.clock_hz(SimpleNamespace(get_current_device=lambda: H100)) == 1.98e9
+    assert single_device.clock_hz(SimpleNamespace(get_current_device=lambda: H100)) == 1.98e9
 
 
 def test_a_block_wide_arena_holds_the_largest_task_whatever_its_need():

@@ -139,11 +139,9 @@ def test_every_build_runs_once_untimed_before_the_graphs(tmp_path, monkeypatch):
 
 def test_the_check_in_rounds_warms_its_build_with_hub_rows_and_without():
     """A graph without hub rows (movielens-10m_ui x200) launches the build without: its cold
-    compile once timed the graph's first run out; each warps only (no block-wide task, the
-    tiles') or whole."""
+    compile once timed the graph's first run out."""
     got = scale.kernel_builds(["cuMBE"], [0], instrument=False, rounds=True)
-    assert got == ["cuMBE:128", "cuMBE-rounds:128", "cuMBE-rounds-warps:128",
-                   "cuMBE-rounds-hubs:128", "cuMBE-rounds-hubs-warps:128"]
+    assert got == ["cuMBE:128", "cuMBE-rounds:128", "cuMBE-rounds-hubs:128"]
 
 
 def test_cumbe_with_the_check_in_rounds_runs_after_cumbe():
@@ -158,9 +156,8 @@ def test_bit_words_run_after_the_check_in_rounds_and_warm_their_builds():
     got = list(scale.builds(["cuMBE"], [0], instrument=False, rounds=True, words=512))
     assert got[-1] == ("cuMBE rounds words", "cuMBE", ["--rounds", "--word-kib=512"], 0)
     assert scale.kernel_builds(["cuMBE"], [0], instrument=False, rounds=True, words=512) == [
-        "cuMBE:128", "cuMBE-rounds:128", "cuMBE-rounds-warps:128", "cuMBE-rounds-hubs:128",
-        "cuMBE-rounds-hubs-warps:128", "cuMBE-rounds-words:128", "cuMBE-rounds-words-warps:128",
-        "cuMBE-rounds-hubs-words:128", "cuMBE-rounds-hubs-words-warps:128"]
+        "cuMBE:128", "cuMBE-rounds:128", "cuMBE-rounds-hubs:128", "cuMBE-rounds-words:128",
+        "cuMBE-rounds-hubs-words:128"]
     assert len(list(scale.builds(["cuMBE"], [0], instrument=False, rounds=False, words=512))) == 1
 
 

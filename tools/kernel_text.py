@@ -3,7 +3,7 @@
     python tools/kernel_text.py cuMBE noRS noES noWS cuMBE-instr cuMBE-pieces cuMBE-compact \
         cuMBE-rounds cuMBE-rounds-hubs
 
-Per build (variant[-instr][-pieces][-compact][-rounds[-hubs][-words][-warps]], 128 threads, sm_90): the kernel compiled
+Per build (variant[-instr][-pieces][-compact][-rounds[-hubs][-words]], 128 threads, sm_90): the kernel compiled
 to PTX at the engine's launch bound here (numba's CUDA target with the current device faked as compute capability 9.0, the CUDA
 toolkit's libnvvm under ``CUDA_HOME``, default /usr/local/cuda-13.0, and ``nvidia-cuda-nvrtc``),
 assembled with ``ptxas``, and a hash of the bytes of the cubin's ``.text`` sections (not their
@@ -93,8 +93,7 @@ def main(argv: list[str]) -> int:
                        pieces="pieces" in flags, compact="compact" in flags, cache=False,
                        **({"rounds": True} if "rounds" in flags else {}),
                        **({"hubs": True} if "hubs" in flags else {}),
-                       **({"words": True} if "words" in flags else {}),
-                       **({"warps": True} if "warps" in flags else {}))
+                       **({"words": True} if "words" in flags else {}))
         with (indexing.non_negative() if kernel.non_negative_indexing()
               else contextlib.nullcontext()):  # as kernel.build's own compile does
             # with the engine's launch bound, which sets the registers a thread

@@ -202,15 +202,15 @@ def kernel_builds(variants: list[str], bounds: list[int], instrument: bool,
                   rounds: bool = False, words: int = 0) -> list[str]:
     """The kernel builds (``cumbe.warm``'s names) that the runs of :func:`builds` may launch.
     A run with the check in rounds launches the build with hub rows or the one without, as
-    the graph has rows or not (movielens-10m_ui x200 has none), each warps only or not, as
-    its plan has block-wide tasks or not: a tiny graph's run compiles only one of the four."""
+    the graph has rows or not (movielens-10m_ui x200 has none): a tiny graph's run compiles
+    only one of the two."""
     threads = SPEC.defaults()["threads"]
     out = []
     for _, v, extra, b in builds(variants, bounds, instrument, rounds, words):
         if "--rounds" in extra:
             on = any(x.startswith("--word-kib") for x in extra)
-            out += [warm.spec(v, threads, rounds=True, hubs=hubs, words=on, warps=warps)
-                    for hubs in (False, True) for warps in (False, True)]
+            out += [warm.spec(v, threads, rounds=True, hubs=hubs, words=on)
+                    for hubs in (False, True)]
         else:
             out.append(warm.spec(v, threads, instr="--instrument" in extra, blocks_per_sm=b))
     return out

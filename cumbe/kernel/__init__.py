@@ -104,14 +104,13 @@ def _run_stage(cfg: Build, grp: Group, progress):
 
 
 def build(rs=True, es=True, ws=True, instr=False, threads=128, cache=True, pieces=False,
-          compact=False, blocks_per_sm=0, rounds=False, hubs=False, words=False, warps=False):
+          compact=False, blocks_per_sm=0, rounds=False, hubs=False, words=False):
     """The kernel for one variant and block size (memoised); ``pieces``: it runs tasks in
     pieces (:func:`cumbe.prepare.split`, RS only; without it every task runs whole);
     ``compact``: the compact task layout (:mod:`cumbe.layout`); ``blocks_per_sm``: the launch
     bound (0: 768 threads an SM); ``rounds``: the maximality check in rounds (RS only);
     ``hubs``: with rounds, its lookups in hub bit rows (:mod:`cumbe.hubs`); ``words``: with
-    rounds, bit words below a small L (:mod:`cumbe.kernel.words`); ``warps``: with rounds,
-    no block-wide phase (for a plan without block-wide tasks)."""
+    rounds, bit words below a small L (:mod:`cumbe.kernel.words`)."""
     # the build switches set, with their values: part of the memo's and the disk cache's
     # keys (numba's own key has neither jit options nor what a factory reads from the
     # environment)
@@ -121,16 +120,16 @@ def build(rs=True, es=True, ws=True, instr=False, threads=128, cache=True, piece
     key = (bool(rs), bool(es), bool(ws), bool(instr), int(threads), switches, bool(cache),
            bool(pieces) and bool(rs), bool(compact), int(blocks_per_sm),
            bool(rounds) and bool(rs), bool(hubs) and bool(rounds) and bool(rs),
-           bool(words) and bool(rounds) and bool(rs), bool(warps) and bool(rounds) and bool(rs))
+           bool(words) and bool(rounds) and bool(rs))
     if key in _CACHE:
         return _CACHE[key]
-    RS, ES, WS, INSTR, THREADS, _, _, PIECES, COMPACT, PER_SM, ROUNDS, HUBS, WORDS, WARPS = key
+    RS, ES, WS, INSTR, THREADS, _, _, PIECES, COMPACT, PER_SM, ROUNDS, HUBS, WORDS = key
     if THREADS % WARP or not WARP <= THREADS <= MAX_THREADS:
         raise ValueError(f"threads must be a multiple of {WARP} in {WARP}..{MAX_THREADS}")
     # (CUMBE_NOINLINE=1: debugging only, so that compute-sanitizer names device functions)
     inline = not SIM and not envvars.flag("CUMBE_NOINLINE")
     dev = cuda.jit(device=True, **({"forceinline": True} if inline else {}))
-    cfg = Build(RS, ES, WS, INSTR, THREADS, dev, PIECES, COMPACT, ROUNDS, HUBS, WORDS, WARPS)
+    cfg = Build(RS, ES, WS, INSTR, THREADS, dev, PIECES, COMPACT, ROUNDS, HUBS, WORDS)
     progress = stages.make_progress(cfg)
     kernel = stages.make_kernel(cfg, _run_stage(cfg, Group(WARP, wsync), progress),
                                 _run_stage(cfg, Group(THREADS, block_sync), progress), progress)
@@ -141,8 +140,7 @@ def build(rs=True, es=True, ws=True, instr=False, threads=128, cache=True, piece
                  extra=switches + ((("blocks_per_sm", PER_SM),) if PER_SM else ())
                  + ((("rounds", True),) if ROUNDS else ())
                  + ((("hubs", True),) if HUBS else ())
-                 + ((("words", True),) if WORDS else ())
-                 + ((("warps", True),) if WARPS else ()))
+                 + ((("words", True),) if WORDS else ()))
     if non_negative_indexing():
         kern = indexing.compiling_non_negative(kern)
     _CACHE[key] = kern

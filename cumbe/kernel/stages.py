@@ -14,7 +14,7 @@ from types import SimpleNamespace
 import numpy as np
 from numba import cuda
 
-from cumbe.kernel.consts import C_TASK, CTL_FIXED, ERR_WARPS, I32, I64, NPH, NS, NS64, NSU, P_AW, P_CANDLEFT
+from cumbe.kernel.consts import C_TASK, CTL_FIXED, I32, I64, NPH, NS, NS64, NSU, P_AW, P_CANDLEFT
 from cumbe.kernel.consts import P_EAGER, P_HALF, P_IDLE, P_K, P_NT0, P_NT1, P_NWK, PH_FETCH, PH_IDLE
 from cumbe.kernel.consts import PH_STEAL, PR_BICLIQUES, PR_COST, PR_TASKS, S_CUR, S_DONE, S_GOT
 from cumbe.kernel.consts import S_IDX, S_OFF, S_PK, S_PN, S_PUB, U_SUML, WARP, X_COST, ZERO64
@@ -149,9 +149,8 @@ def make_run_stage(cfg, grp, fetch, stealing, searching, progress):
 
 
 def make_kernel(cfg, run_stage_warp, run_stage_block, progress):
-    """The kernel: the block-wide phase (none in the warps-only build), then the warp phase,
-    each in stages."""
-    dev, WS, INSTR, THREADS, WARPS_ONLY = cfg.dev, cfg.ws, cfg.instr, cfg.threads, cfg.warps
+    """The kernel: the block-wide phase, then the warp phase, each in stages."""
+    dev, WS, INSTR, THREADS = cfg.dev, cfg.ws, cfg.instr, cfg.threads
     NW = THREADS // WARP
     NG = NW + 1  # shared-memory slot sets: one per warp, one for the block
 
@@ -215,17 +214,13 @@ def make_kernel(cfg, run_stage_warp, run_stage_block, progress):
         for phase in range(2):
             if phase == 0 and nt0 == 0:
                 continue
-            if phase == 0 and WARPS_ONLY:  # the host launches this build only without them
-                if tid == 0:
-                    err[0] = ERR_WARPS
-                continue
             nstp = nst
             for stage in range(1, nstp + 1):
                 if stage > 1:
                     grid_barrier(lane, phl)
                     if not published(ctl, phase, kst, stage - 1, sh, tid):
                         break  # nothing is left anywhere: every block leaves together
-                if phase == 0 and not WARPS_ONLY:
+                if phase == 0:
                     run_stage_block(arena, arena64, prm, offU, adjU, offV, adjV, orig, tasks,
                                     task_piece, pool_hdr, pool_base, pool_n, pool_list, ctl, sh,
                                     sh64, shu, NW, tid, b, 0, stage, nstp, aw * NW, nb, 0, nt0, err, phl,
