@@ -3,7 +3,8 @@
     python tools/kernel_text.py cuMBE noRS noES noWS cuMBE-instr cuMBE-pieces cuMBE-compact \
         cuMBE-rounds cuMBE-rounds-hubs
 
-Per build (variant[-instr][-pieces][-compact][-rounds[-hubs][-words]], 128 threads, sm_90): the kernel compiled
+Per build (variant[-flag...], each flag a switch of the tree's ``cumbe.kernel.build``: instr,
+pieces, compact, rounds, hubs, words; 128 threads, sm_90): the kernel compiled
 to PTX at the engine's launch bound here (numba's CUDA target with the current device faked as compute capability 9.0, the CUDA
 toolkit's libnvvm under ``CUDA_HOME``, default /usr/local/cuda-13.0, and ``nvidia-cuda-nvrtc``),
 assembled with ``ptxas``, and a hash of the bytes of the cubin's ``.text`` sections (not their
@@ -14,6 +15,19 @@ Equal fingerprints in two trees (run it in each) mean the same machine code, so 
 refactor of the kernel needs no device timing then.  About 20-30 s a build on one core.
 Fingerprints printed before 2026-12-02 were of the kernel compiled without the launch bound:
 compare fingerprints from one version of this tool only (run it in both trees).
+
+``--sass``: also the machine code's instructions by the kernel's source line they are
+attributed to (``nvdisasm -g``; the device functions are inlined, so a line is a call site in
+``cumbe/kernel/stages.py``: the warps' stage, the block-wide stage, the barriers), with its
+local loads and stores (spills) and convergence-barrier moves (``BMOV``).  Compiled with line
+information, which leaves the code as it is (the same fingerprints).  Needs ``nvdisasm``:
+``NVDISASM``, else ``CUDA_HOME/bin``, else the ``nvidia-cuda-nvdisasm`` wheel.  Static counts,
+not executed ones: on an H100 the build without the block-wide phase had fewer spill
+instructions in its warps' stage and three times its ``BMOV`` moves, and was 1.07-1.22x slower
+(benchmarks/gpu/results/2026-12-06-warps-only/).  ``--device-lines`` (with ``--sass``): the
+device functions' own lines too, and the totals by file, through ``tools/lineinfo_run.py``'s
+patches (the search loop and ``lists.py`` still count to their callers); that build's code is
+not quite the plain one's (another fingerprint, a few instructions apart).
 """
 
 from __future__ import annotations
@@ -68,7 +82,76 @@ def resources(ptxas_log: str) -> str:
             f"{regs} registers")
 
 
+def nvdisasm() -> str:
+    found = os.environ.get("NVDISASM") or os.path.join(os.environ["CUDA_HOME"], "bin", "nvdisasm")
+    if os.path.isfile(found):
+        return found
+    import importlib.util
+
+    spec = importlib.util.find_spec("nvidia")
+    for root in (spec.submodule_search_locations or []) if spec else []:
+        for sub in ("cu13", "cuda_nvdisasm"):
+            path = os.path.join(root, sub, "bin", "nvdisasm")
+            if os.path.isfile(path):
+                return path
+    raise SystemExit("kernel_text: no nvdisasm (set NVDISASM, or pip install "
+                     "'nvidia-cuda-nvdisasm==13.*')")
+
+
+SASS_LINE = re.compile(r'//## File "([^"]*)", line (\d+)')
+SASS_OP = re.compile(r"\s+/\*[0-9a-f]{4,}\*/\s+(@!?U?P\w+\s+)?([A-Z][A-Z0-9_]*)")
+
+
+def sass_by_line(sass: str) -> dict:
+    """{(file, line): [instructions, LDL, STL, BMOV]} of ``nvdisasm -g`` output."""
+    out, at = {}, ("(no line)", 0)
+    for ln in sass.splitlines():
+        m = SASS_LINE.search(ln)
+        if m:
+            at = (m.group(1), int(m.group(2)))
+            continue
+        m = SASS_OP.match(ln)
+        if m:
+            c = out.setdefault(at, [0, 0, 0, 0])
+            c[0] += 1
+            for i, op in enumerate(("LDL", "STL", "BMOV"), 1):
+                c[i] += m.group(2) == op
+    return out
+
+
+def print_sass(cubin_path: str) -> None:
+    sass = subprocess.run([nvdisasm(), "-g", "-c", cubin_path], check=True,
+                          capture_output=True, text=True).stdout
+    counts = sass_by_line(sass)
+    rows = sorted(counts.items(), key=lambda kv: -kv[1][0])
+    for (path, line), (n, ldl, stl, bmov) in rows[:4]:
+        try:
+            with open(path) as f:
+                text = f.read().splitlines()[line - 1].strip()[:60]
+        except (OSError, IndexError):
+            text = ""
+        print(f"    {os.path.basename(path)}:{line} {n} instructions, LDL {ldl}, STL {stl}, "
+              f"BMOV {bmov}  {text}", flush=True)
+    files = {}
+    for (path, _), c in counts.items():
+        f = files.setdefault(os.path.basename(path), [0, 0, 0, 0])
+        for i, v in enumerate(c):
+            f[i] += v
+    print("    by file (instructions, LDL, STL, BMOV):",
+          ", ".join(f"{k} {v}" for k, v in sorted(files.items(), key=lambda kv: -kv[1][0])))
+
+
 def main(argv: list[str]) -> int:
+    sass = "--sass" in argv
+    if sass and "--device-lines" in argv:
+        import importlib.util
+
+        spec = importlib.util.spec_from_file_location(
+            "lineinfo_run", os.path.join(os.path.dirname(__file__), "lineinfo_run.py"))
+        lineinfo_run = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(lineinfo_run)
+        lineinfo_run.enable()  # before cumbe.kernel is imported
+    argv = [a for a in argv if a not in ("--sass", "--device-lines")]
     import numba.cuda.dispatcher as nd
     from numba import cuda, types
     from numba.np.numpy_support import from_dtype
@@ -89,24 +172,25 @@ def main(argv: list[str]) -> int:
         variant, *flags = spec.split("-")
         rs, es, ws = ABLATIONS[variant]
         t = time.time()
-        kern = kernel.build(rs=rs, es=es, ws=ws, instr="instr" in flags, threads=128,
-                       pieces="pieces" in flags, compact="compact" in flags, cache=False,
-                       **({"rounds": True} if "rounds" in flags else {}),
-                       **({"hubs": True} if "hubs" in flags else {}),
-                       **({"words": True} if "words" in flags else {}))
+        # every other flag is a switch of the tree's kernel.build (rounds, hubs, words, ...)
+        kern = kernel.build(rs=rs, es=es, ws=ws, threads=128, cache=False,
+                            **{f: True for f in flags})
         with (indexing.non_negative() if kernel.non_negative_indexing()
               else contextlib.nullcontext()):  # as kernel.build's own compile does
             # with the engine's launch bound, which sets the registers a thread
-            ptx, _ = cuda.compile_ptx(kern.py_func, sig, cc=(9, 0),
+            ptx, _ = cuda.compile_ptx(kern.py_func, sig, cc=(9, 0), lineinfo=sass,
                                       launch_bounds=(128, kernel.blocks_per_sm(128)))
         with tempfile.TemporaryDirectory() as d:
             with open(f"{d}/k.ptx", "w") as f:
                 f.write(ptx)
-            out = subprocess.run([ptxas, "-v", "-arch=sm_90", "-c", f"{d}/k.ptx", "-o",
-                                  f"{d}/k.cubin"], check=True, capture_output=True, text=True)
+            out = subprocess.run([ptxas, "-v", *(["-lineinfo"] if sass else []), "-arch=sm_90",
+                                  "-c", f"{d}/k.ptx", "-o", f"{d}/k.cubin"], check=True,
+                                 capture_output=True, text=True)
             with open(f"{d}/k.cubin", "rb") as f:
                 print(spec, text_fingerprint(f.read()), f"{time.time() - t:.0f} s", flush=True)
             print("   ", resources(out.stderr), flush=True)
+            if sass:
+                print_sass(f"{d}/k.cubin")
     return 0
 
 
