@@ -172,9 +172,12 @@ def main(argv: list[str]) -> int:
         variant, *flags = spec.split("-")
         rs, es, ws = ABLATIONS[variant]
         t = time.time()
-        # every other flag is a switch of the tree's kernel.build (rounds, hubs, words, ...)
-        kern = kernel.build(rs=rs, es=es, ws=ws, threads=128, cache=False,
-                            **{f: True for f in flags})
+        # every flag is a switch of the tree's kernel.build (instr, rounds, hubs, words, ...)
+        try:
+            kern = kernel.build(rs=rs, es=es, ws=ws, threads=128, cache=False,
+                                **{f: True for f in flags})
+        except TypeError as e:
+            raise SystemExit(f"kernel_text: {spec}: not a build of this tree ({e})") from None
         with (indexing.non_negative() if kernel.non_negative_indexing()
               else contextlib.nullcontext()):  # as kernel.build's own compile does
             # with the engine's launch bound, which sets the registers a thread
