@@ -46,3 +46,13 @@ def test_installed_versions_are_the_pinned_ones():
 
     for name, pinned in _pyproject_pins().items():
         assert version(name) == pinned, name
+
+
+def test_license_is_an_spdx_expression_with_its_text_shipped():
+    toml = tomllib.loads((REPO / "pyproject.toml").read_text())
+    meta = toml["project"]
+    # the table form ({text = ...}) is deprecated by setuptools; the string needs 77 or later
+    assert isinstance(meta["license"], str)
+    for name in meta["license-files"]:
+        assert (REPO / name).is_file(), name
+    assert "setuptools>=77" in toml["build-system"]["requires"]
