@@ -75,12 +75,12 @@ def _count_test(ctr, bd, work, ok, lists):
 @njit(cache=True, nogil=True)
 def _closure_is(vo, vi, ui, base, adj, lo, ln, target, buf, ctr):
     """True iff |∩_{j ∈ adj[lo:lo+ln]} N(ui[base + j])| == target (:func:`_closure_size`)."""
-    return _closure_size(vo, vi, ui, base, adj, lo, ln, target, buf, ctr) <= target
+    return _closure_size(vo, vi, ui, base, adj, lo, ln, target, buf, ctr, vo, False) <= target
 
 
 @keyed
 @njit(cache=True, nogil=True)
-def _closure_size(vo, vi, ui, base, adj, lo, ln, target, buf, ctr):
+def _closure_size(vo, vi, ui, base, adj, lo, ln, target, buf, ctr, uo, degcut):
     """|∩_{j ∈ adj[lo:lo+ln]} N(ui[base + j])| if it is above ``target`` (then ``buf`` holds
     the intersection), else a size at most ``target``.
 
@@ -90,6 +90,10 @@ def _closure_size(vo, vi, ui, base, adj, lo, ln, target, buf, ctr):
     read go to ``closure``, and to ``closure_max`` when the test holds; the test to
     ``closure_tests``, the lists it intersects to ``closure_lists``, and to
     ``closure_long`` if its shortest list holds more than 32 vertices (a warp's lanes).
+    ``degcut`` (the work analysis's model; ``uo``: the other side's offsets): the shortest
+    list's vertices with fewer than |Γ'| neighbours are left out before any lookup (none of
+    them contains Γ'); counted as on the GPU, whose lists are sorted by degree: a binary
+    search, then the rest of the list.
     """
     best, bd = _shortest(vo, ui, base, adj, lo, ln)
     if ctr is not None:
@@ -115,12 +119,26 @@ def _closure_size(vo, vi, ui, base, adj, lo, ln, target, buf, ctr):
     if bd > target:
         yb = ui[base + adj[best]]
         s = vo[yb]
-        for t in range(bd):
-            buf[t] = vi[s + t]
-        if ctr is not None:
-            work += bd
-            ctr[work_counters.C_CCHUNKS] += (bd + 31) // 32
+        if degcut:
+            m = 0
+            for t in range(bd):
+                x = vi[s + t]
+                if uo[x + 1] - uo[x] >= ln:
+                    buf[m] = x
+                    m += 1
+            if ctr is not None:
+                work += _log2_ceil(bd) + m
+                ctr[work_counters.C_CCHUNKS] += (m + 31) // 32
+                ctr[work_counters.C_CDEGCUT] += bd - m
+        else:
+            for t in range(bd):
+                buf[t] = vi[s + t]
+            if ctr is not None:
+                work += bd
+                ctr[work_counters.C_CCHUNKS] += (bd + 31) // 32
         for e in range(lo, lo + ln):
+            if degcut and m <= target:
+                break
             if e == best:
                 continue
             y = ui[base + adj[e]]

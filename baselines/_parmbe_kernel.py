@@ -189,7 +189,7 @@ _BUILDS: dict = {}
 WCAP = 4  # witnesses a task keeps (build(wcache=True))
 
 
-def build(skip=True, vmajor=False, wcache=False, wstatic=0, dense=0):
+def build(skip=True, vmajor=False, wcache=False, wstatic=0, dense=0, degcut=False):
     """The search (``run_tasks``) for one setting of the work-analysis switch.
 
     ``skip``: flag tail vertices whose whole list equals Γ' and skip them (the
@@ -200,10 +200,10 @@ def build(skip=True, vmajor=False, wcache=False, wstatic=0, dense=0):
     (:mod:`baselines._parmbe_words`); not with ``vmajor``, ``wcache`` or ``wstatic``.
     Memoised.
     """
-    key = (bool(skip), bool(vmajor), bool(wcache), int(wstatic), int(dense))
+    key = (bool(skip), bool(vmajor), bool(wcache), int(wstatic), int(dense), bool(degcut))
     if key in _BUILDS:
         return _BUILDS[key]
-    SKIP, VMAJOR, WCACHE, WSTATIC, DENSE = key
+    SKIP, VMAJOR, WCACHE, WSTATIC, DENSE, DEGCUT = key
     if not 0 <= DENSE <= MAXW or (DENSE and (VMAJOR or WCACHE or WSTATIC)):
         raise ValueError(f"dense must be 0..{MAXW}, and 0 with vmajor, wcache or wstatic")
     NWS = max(WSTATIC, 1)
@@ -485,7 +485,7 @@ def build(skip=True, vmajor=False, wcache=False, wstatic=0, dense=0):
                 elif VMAJOR:
                     kept = _closure_is_vmajor(vo, vi, ui, base, adj, lo, ln, nx, ctr)
                 else:
-                    ym = _closure_size(vo, vi, ui, base, adj, lo, ln, nx, buf, ctr)
+                    ym = _closure_size(vo, vi, ui, base, adj, lo, ln, nx, buf, ctr, uo, DEGCUT)
                     kept = ym <= nx
                     if ctr is not None:
                         if _witness_is_left(vo, vi, ui, base, adj, lo, ln, rank, rv, qmark,

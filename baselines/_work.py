@@ -71,6 +71,7 @@ COUNTERS = (
     # position's
     "dense_wverts",  # ... vertices with a word (two bits or more), over all roots
     "dense_union",  # ... vertices with a word (any), over all roots: a merge's steps
+    "closure_degcut",  # build(degcut=True): the shortest lists' vertices of degree below |Γ'|
 )
 NCTR = len(COUNTERS)
 (
@@ -128,6 +129,7 @@ NCTR = len(COUNTERS)
     C_DGLOBAL,
     C_DWVERTS,
     C_DUNION,
+    C_CDEGCUT,
 ) = range(NCTR)
 
 

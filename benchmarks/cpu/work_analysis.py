@@ -50,7 +50,7 @@ from mbebench.side import candidates_on_left  # noqa: E402
 IMBEA_DEFAULT = {"side": "auto", "order": "asc", "wmode": 0, "check": 0, "buildq": 1, "twin": 1}
 BUILD_KEYS = ("wmode", "check", "buildq", "twin")  # _imbea_kernel.build's arguments, in order
 PARMBE_DEFAULT = {"side": "smaller", "order": "asc", "skip": 1, "vmajor": 0, "wcache": 0,
-                  "wstatic": 0, "dense": 0}
+                  "wstatic": 0, "dense": 0, "degcut": 0}
 
 # name -> variant string; the first of each family is the engine's own setting
 PRESETS = {
@@ -70,12 +70,15 @@ PRESETS = {
     "P-side": "parmbe:side=other",
     "P-desc": "parmbe:order=desc",
     "P-random": "parmbe:order=random",
+    "P-wedge": "parmbe:order=wedge",
+    "P-peel": "parmbe:order=peel",
     "P-skip0": "parmbe:skip=0",
     "P-vmajor": "parmbe:vmajor=1",
     "P-wcache": "parmbe:wcache=1",
     "P-wstatic": "parmbe:wstatic=4",
     "P-wstatic16": "parmbe:wstatic=16",
     "P-dense": "parmbe:dense=64",
+    "P-degcut": "parmbe:degcut=1",
 }
 
 
@@ -98,16 +101,49 @@ def parse_variant(text: str) -> tuple[str, dict]:
     return fam, spec
 
 
-def ranks(c_off: np.ndarray, order: str) -> np.ndarray:
+def _peel(c_off, c_idx, l_off, l_idx):
+    """Candidates in the order a bipartite core peel removes them (both sides peeled, the
+    vertex of least remaining degree first; a candidate's position is its removal)."""
+    nc, nl = c_off.size - 1, l_off.size - 1
+    deg = np.concatenate([np.diff(c_off), np.diff(l_off)]).astype(np.int64)
+    import heapq
+    heap = [(int(d), i) for i, d in enumerate(deg)]
+    heapq.heapify(heap)
+    gone = np.zeros(nc + nl, bool)
+    out = []
+    while heap:
+        d, i = heapq.heappop(heap)
+        if gone[i] or d != deg[i]:
+            continue
+        gone[i] = True
+        if i < nc:
+            out.append(i)
+            nb = c_idx[c_off[i]:c_off[i + 1]] + nc
+        else:
+            nb = l_idx[l_off[i - nc]:l_off[i - nc + 1]]
+        for j in nb:
+            if not gone[j]:
+                deg[j] -= 1
+                heapq.heappush(heap, (int(deg[j]), int(j)))
+    return np.array(out, np.int64)
+
+
+def ranks(c_off: np.ndarray, order: str, c_idx=None, l_off=None, l_idx=None) -> np.ndarray:
     deg = np.diff(c_off)
-    if order == "asc":
+    if order == "wedge":  # 2-hop paths, then degree
+        cs = np.concatenate([[0], np.cumsum(np.diff(l_off)[c_idx])])
+        w = cs[c_off[1:]] - cs[c_off[:-1]]
+        o = np.lexsort((deg, w))
+    elif order == "peel":
+        o = _peel(c_off, c_idx, l_off, l_idx)
+    elif order == "asc":
         o = np.argsort(deg, kind="stable")
     elif order == "desc":
         o = np.argsort(-deg, kind="stable")
     elif order == "random":
         o = np.random.default_rng(12345).permutation(deg.size)
     else:
-        raise ValueError(f"order must be asc, desc or random, not {order!r}")
+        raise ValueError(f"order must be asc, desc, random, wedge or peel, not {order!r}")
     r = np.empty(deg.size, np.int64)
     r[o] = np.arange(deg.size)
     return r
@@ -134,14 +170,14 @@ def candidate_arrays(graph: CSRGraph, fam: str, spec: dict) -> tuple:
     lo, li = _arr(graph.left_offsets, np.int64), _arr(graph.left_indices, np.int32)
     ro, ri = _arr(graph.right_offsets, np.int64), _arr(graph.right_indices, np.int32)
     c_off, c_idx, l_off, l_idx = (lo, li, ro, ri) if left else (ro, ri, lo, li)
-    return left, c_off, c_idx, l_off, l_idx, ranks(c_off, spec["order"])
+    return left, c_off, c_idx, l_off, l_idx, ranks(c_off, spec["order"], c_idx, l_off, l_idx)
 
 
 def parmbe_build(spec: dict):
     """The counters build of ParMBE's search with a variant's switches."""
     return _parmbe_kernel.build(skip=bool(spec["skip"]), vmajor=bool(spec["vmajor"]),
                                 wcache=bool(spec["wcache"]), wstatic=int(spec["wstatic"]),
-                                dense=int(spec["dense"]))
+                                dense=int(spec["dense"]), degcut=bool(spec["degcut"]))
 
 
 def parmbe_tasks(c_off: np.ndarray, order: np.ndarray) -> np.ndarray:
