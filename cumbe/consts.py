@@ -49,11 +49,7 @@ NPH = 8
 # params (int64 array)
 (P_NU, P_K, P_AW, P_HALF, P_NT0, P_NT1, P_CANDLEFT, P_EAGER, P_NWK, P_IDLE,
  P_WMIN) = range(11)
-# then the check's degree floor (cumbe/degree_floor.py): the first candidate rank of degree
-# d or more at P_DEGT + d, d = 0..DEGT
-P_DEGT = 11
-DEGT = 4096
-NPARAMS = P_DEGT + DEGT + 1
+NPARAMS = 11
 # progress (int64 [blocks, NPROG], which the host copies on a stream of its own while the
 # kernel runs and sums over the blocks): first-level tasks done, their summed cost estimate
 # (wedges + degree, as the host orders them), bicliques.  Every piece adds to its block's

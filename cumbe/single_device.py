@@ -27,8 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from cumbe import buffers, consts, cubin, degree_floor, driver_start, hubs, launch, layout
-from cumbe import words_area
+from cumbe import buffers, consts, cubin, driver_start, hubs, launch, layout, words_area
 from cumbe import grid as grids
 from cumbe import progress as run_progress
 from cumbe.prepare import Prepared, choose_side, prepare_cached, shard_of, task_butterflies
@@ -388,7 +387,7 @@ def _kernel_inputs(state: _Run, prep: Prepared, planned: _Planned):
     tasks = prep.tasks[order].astype(np.int32)
     task_piece = np.stack([prep.task_k[order], prep.task_nk[order]], axis=1).astype(np.int32)
     nt0 = int(big.sum())
-    prm = degree_floor.params(prep.offU)
+    prm = np.zeros(kernels.NPARAMS, np.int64)
     prm[kernels.P_NU] = prep.n_u
     prm[kernels.P_K] = opts.k
     prm[kernels.P_AW] = plan.arena_words

@@ -14,8 +14,7 @@ from types import SimpleNamespace
 from numba import cuda
 
 from cumbe.kernel.arena import base_at, ld, st
-from cumbe.kernel.consts import DEGT, ERR_QCAP, ERR_ROUNDS, I32, I64, MASK32, P_DEGT, S_C0, S_C1
-from cumbe.kernel.consts import S_CBW
+from cumbe.kernel.consts import ERR_QCAP, ERR_ROUNDS, I32, I64, MASK32, S_C0, S_C1, S_CBW
 from cumbe.kernel.consts import S_NONMAX, S_NQ, S_OFF, S_QCAP, S_R0, S_SURV, WARP
 from cumbe.kernel.sync import ballot, warp_min
 from cumbe.layout import F_QE, K_CB, K_DL, K_LST, K_Q, K_SL, K_SO
@@ -245,30 +244,6 @@ def make_maximality(cfg, grp):
         return n2
 
     @dev
-    def below_degree_floor(adjV, lo, n, key, gl):
-        """How many vertices of the sorted list adjV[lo:lo+n] rank below ``key`` (the degree
-        floor, cumbe/degree_floor.py): a 32-way search, a lane's probe and one ballot a step
-        (lists of up to 32 in one step, 1,024 in two)."""
-        a = I32(0)
-        m = I32(n)
-        while m > 0:
-            step = I32((m + WARP - 1) >> 5)
-            q = I32(a + (gl + 1) * step - 1)
-            hit = True  # (a probe past the end stands for a vertex ranked above every key)
-            if q < a + m:
-                hit = adjV[lo + q] >= key
-            bits = I64(ballot(hit)) & MASK32
-            if bits == 0:
-                a = I32(a + m)
-                m = I32(0)
-            else:
-                j = I32(cuda.popc((bits & -bits) - 1))  # the first lane that hit
-                a2 = I32(a + j * step)
-                m = I32(min(step - 1, a + m - a2))
-                a = a2
-        return a
-
-    @dev
     def other_list(p, estar):
         """Which list of L' is the p-th of those other than the shortest (list ``estar``)."""
         e = p
@@ -357,8 +332,7 @@ def make_maximality(cfg, grp):
             sh[g, S_NONMAX] = 1
 
     @dev
-    def check_maximality(A, prm, adjU, offV, adjV, sh, g, gl, R, base, o, kl, target, err,
-                         hubs):
+    def check_maximality(A, adjU, offV, adjV, sh, g, gl, R, base, o, kl, target, err, hubs):
         """Reverse scan: the vertices containing L' (local ids at A[o:o+kl]) are the
         intersection of the V-side lists of L'.  Start from the shortest list and
         intersect one list at a time; L' is maximal iff the running intersection comes
@@ -415,15 +389,6 @@ def make_maximality(cfg, grp):
             estar = sh[g, S_C1] - 1
         ys = ld(NV, A[o + estar])
         lo0 = offV[ys]
-        if ROUNDS:
-            # no vertex of degree below |L'| contains L': the list's prefix of them goes
-            cut = below_degree_floor(adjV, lo0, dmin, I32(prm[P_DEGT + min(kl, DEGT)]), gl)
-            lo0 += cut
-            dmin = I32(dmin - cut)
-            if dmin <= target:
-                if dmin < target and gl == 0:
-                    err[0] = ERR_ROUNDS  # R' lies in every list of L', above the floor
-                return
         if dmin <= half:
             if ROUNDS:  # (the paper's list after list is then not compiled in)
                 check_rounds(A, NV, offV, adjV, W, sh, g, gl, o, kl, target, oCB, half, estar,
@@ -512,5 +477,4 @@ def make_maximality(cfg, grp):
             err[0] = ERR_QCAP
 
     return SimpleNamespace(check_maximality=check_maximality, check_q=check_q, q_append=q_append,
-                           rx_put=rx_put, rx_slot=rx_slot, rounds=ROUNDS,
-                           below_degree_floor=below_degree_floor)
+                           rx_put=rx_put, rx_slot=rx_slot, rounds=ROUNDS)

@@ -313,8 +313,8 @@ def make_search(cfg, grp, lists, stealing, maximality, words):
                 if SIM and WORDS and gl == 0 and l > 0 and wsize > 0 and ld(
                         W, I32(lw + F_KL)) <= WMAXK:
                     sim_note("missed")
-                check_maximality(A, prm, adjU, offV, adjV, sh, g, gl, R, base,
-                                 list_of(A, sh, g, R, x), kl, nx + 1 + nabs, err, hubs)
+                check_maximality(A, adjU, offV, adjV, sh, g, gl, R, base, list_of(A, sh, g, R, x),
+                                 kl, nx + 1 + nabs, err, hubs)
             else:
                 qs = ld(W, I32(lw + F_QS))
                 qe = ld(W, I32(lw + F_QE))

@@ -307,8 +307,7 @@ def make_stealing(cfg, grp, lists, fetch, maximality):
         nabs = sh[g, S_NABS]
         target = vnx + 1 + nabs
         if RS:
-            check_maximality(A, prm, adjU, offV, adjV, sh, g, gl, R, base, ox, kx, target, err,
-                             hubs)
+            check_maximality(A, adjU, offV, adjV, sh, g, gl, R, base, ox, kx, target, err, hubs)
             gsync()
         count = I64(0)
         fp = ZERO64
