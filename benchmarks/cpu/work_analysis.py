@@ -12,7 +12,7 @@ A variant is ``FAMILY[:key=value,...]``: family ``imbea`` (bitset rows, Q) or
 ``build`` functions plus ``side`` (imbea: auto|left|right|other, auto = the engine's choice by sum
 of squared degrees; parmbe: smaller|larger|left|right|other, smaller = the
 engine's) and ``order`` (first-level rank: asc = (degree, id) as both engines,
-desc, random).  Named presets: see ``PRESETS`` (``--variants all``).
+desc, random, wedge = (2-hop paths, degree), peel = a bipartite core peel's order).  Named presets: see ``PRESETS`` (``--variants all``).
 
 Every variant's count and fingerprint are compared with the engines'
 (baselines.imbea.run and baselines.parmbe.run_serial, also timed, unless
