@@ -1,4 +1,4 @@
-"""cuMBE engine: ``run(graph, variant="cuMBE", k=24, threads=128, ...)``.
+"""cuMBE engine: ``run(graph, variant="cuMBE", k=48, threads=128, ...)``.
 
 The parameters are checked once, against the spec (:func:`cumbe.spec.run_options`); then
 one run on the current device (:mod:`cumbe.single_device`: prepare, plan the grid and
@@ -12,7 +12,8 @@ from cumbe import launch, single_device
 from cumbe import progress as run_progress
 from cumbe.prepare import Prepared, prepare_cached
 from cumbe.single_device import SIM_SWITCH_S, check_task_words, prepare_for, reused, task_needs
-from cumbe.spec import HUB_DIVISOR, MEMORY_CAP_ENV, WORD_KIB, SHARDS_PER_DEVICE, parse_devices, run_options
+from cumbe.spec import HUB_DIVISOR, K_STAGES, MEMORY_CAP_ENV, WORD_KIB, SHARDS_PER_DEVICE
+from cumbe.spec import parse_devices, run_options
 from cumbe.variants import ABLATIONS
 from mbebench import shard as sharding
 from mbebench.csr import CSRGraph
@@ -27,7 +28,7 @@ __all__ = ["MEMORY_CAP_ENV", "SIM_SWITCH_S", "VARIANTS", "prepare_for", "run",
 def run(
     graph: CSRGraph,
     variant: str = "cuMBE",
-    k: int = 24,
+    k: int = K_STAGES,
     blocks: int = 0,
     threads: int = 128,
     blocks_per_sm: int = 0,
@@ -93,7 +94,8 @@ def run(
 
 
 def smallest_memory_gib(graph: CSRGraph, variant: str = "cuMBE", threads: int = 128,
-                        k: int = 24, side: str = "auto", prepared: Prepared | None = None) -> float:
+                        k: int = K_STAGES, side: str = "auto",
+                        prepared: Prepared | None = None) -> float:
     """The smallest ``device_memory_gib`` with which ``graph`` runs (one block, the
     context's margin included): what a card needs free.  Host only, no device.
     ``prepared``: this graph's preparation (:func:`prepare_for`), as in :func:`run`."""

@@ -21,7 +21,8 @@ DIVISOR = HUB_DIVISOR  # the engine's default (its parameter hub_divisor)
 # the least share of the lookups the rows must take for a run to launch the build with them:
 # its binary searches in the lists without rows ran slower than the rounds build's (1.2x on
 # movielens-10m_ui x20 with rows for 1.8 % of the lookups, 0.97x on marvel x12 at 11.6 %,
-# 0.60-0.93x at 57-100 %; H200, 2026-12-02, benchmarks/gpu/results/2026-12-02-hubs)
+# 0.60-0.93x at 57-100 %; H200, 2026-12-02,
+# `git show 1607ede:benchmarks/gpu/results/2026-12-02-hubs/README.md`)
 LEAST_SHARE = 0.1
 # the rows' bytes at most: the larger of these (and half what the grid leaves free)
 BUDGET_MIN = 64 * 2**20

@@ -32,6 +32,11 @@ SHARDS_PER_DEVICE = 8
 # 0.73-1.01x the time of 16 on every graph measured (movielens-10m_ui x20: 0.73x), and 256
 # 0.93-1.00x the time of 64 (youtube-groupmemberships x10: 0.93x; planted-xl-e2.28: 0.97x)
 HUB_DIVISOR = 256
+# work-stealing stages: the last runs to the end with no stealing, so too few leave the dense
+# grades' tails on a few warps (k=12: 3.3x planted-xl-e2.3's time).  On one H100 (2026-12-06)
+# 48 took 0.96-0.97x the time of 24 on planted-xl-e2.28 (two calls), 0.98x on e2.3, and
+# 0.99-1.01x on the tiles and mirror graphs, the paper's build included; 96 no better than 48
+K_STAGES = 48
 # a warp's bit words (cumbe.kernel.words), KiB; 0: off.  A root of sum |N(u_j)| = s takes about
 # 7 s words, so 4096 KiB holds s up to about 150,000 (the largest root of planted-xl-e2.3 in
 # ParMBE's CPU model reads 117,000 list entries).  Off: its first form was 1.12-1.84x slower
@@ -122,7 +127,7 @@ SPEC = EngineSpec(
               aliases=("variants",),
               doc="cuMBE, or an ablation: noRS (no reverse scanning), noES (no early stop), "
                   "noWS (no work stealing)."),
-        Param("k", int, 24, minimum=1,
+        Param("k", int, K_STAGES, minimum=1,
               doc="Work-stealing stages (the paper's k-level stealing; the paper uses 2)."),
         Param("threads", int, 128, minimum=WARP, maximum=512, multiple_of=WARP,
               doc="CUDA threads per thread block (not CPU threads: a cuMBE run takes 1 CPU)."),
@@ -201,7 +206,7 @@ class RunOptions:
     steps (:mod:`cumbe.single_device`) and the device workers take."""
 
     variant: str = "cuMBE"
-    k: int = 24
+    k: int = K_STAGES
     blocks: int = 0
     threads: int = 128
     blocks_per_sm: int = 0
@@ -272,7 +277,7 @@ def memory_cap_bytes(device_memory_gib: float | None) -> int | None:
     return int(float(device_memory_gib) * 2**30)
 
 
-def run_options(variant: str = "cuMBE", k: int = 24, blocks: int = 0, threads: int = 128,
+def run_options(variant: str = "cuMBE", k: int = K_STAGES, blocks: int = 0, threads: int = 128,
                 blocks_per_sm: int = 0, instrument: bool = False, side: str = "auto",
                 device_memory_gib: float | None = None, eager_steal: int = 0,
                 warp_arena_words: int = 0, idle_fraction: float = 0.0,

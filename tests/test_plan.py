@@ -54,7 +54,7 @@ def test_schema_fills_defaults_and_the_specs_fill_the_engines():
     # engine parameters are not in the schema file: the run plan takes them from the specs
     assert "cumbe" not in cfg["engines"]
     run = plan.plan_runs(cfg, cores=2)["cumbe-cuMBE"]
-    assert run.params["k"] == CUMBE.param("k").default == 24
+    assert run.params["k"] == CUMBE.param("k").default == 48
     assert run.params["threads"] == CUMBE.param("threads").default == 128
 
 
