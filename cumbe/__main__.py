@@ -83,6 +83,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--blocks", type=int, default=d["blocks"],
                    help="0 = the largest cooperative grid that fits the memory")
     r.add_argument("--threads", type=int, default=d["threads"], help="CUDA threads per block")
+    r.add_argument("--idle-fraction", type=float, default=0.0, metavar="F",
+                   help="a work-stealing stage ends once this share of the workers is out of "
+                        "work (default 0: the first one; a tuning switch)")
     r.add_argument("--blocks-per-sm", type=int, default=d["blocks_per_sm"], metavar="B",
                    help="compile the kernel for B blocks an SM (fewer registers a thread; "
                         "default 0: 768 threads an SM); 8 of 128 threads was 3-5 %% faster on "
@@ -170,8 +173,8 @@ def main(argv=None) -> int:
                   device_memory_gib=a.device_memory_gib, shard=a.shard, devices=a.devices,
                   shards_per_device=a.shards_per_device,
                   rounds=ABLATIONS[a.variant][0] if a.rounds is None else a.rounds,
-                  hub_divisor=a.hub_divisor,
-                  word_kib=a.word_kib)
+                  hub_divisor=a.hub_divisor, word_kib=a.word_kib,
+                  idle_fraction=a.idle_fraction)
     except EngineSkipped as e:
         try:  # a corrupt file is an error with or without a GPU
             verified(g)

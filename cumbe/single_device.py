@@ -195,7 +195,7 @@ def _prepare(state: _Run, prepared: Prepared | None) -> tuple[Prepared, np.ndarr
         "warps_per_block": opts.threads // consts.WARP,
         "side": "left" if prep.cand_left else "right", "n_tasks": int(prep.tasks.size),
         "n_twins": prep.n_twins, "instrumented": opts.instrument,
-        "eager_steal": opts.eager_steal,
+        "eager_steal": opts.eager_steal, "idle_fraction": opts.idle_fraction,
         "task_pieces": int(np.count_nonzero(prep.task_nk > 1)),
         "max_task_words": int(needs.max()) if needs.size else 0,
         "max_task_wedges": int(prep.task_wedges.max()) if needs.size else 0,

@@ -4,6 +4,7 @@ graph file is one line naming it; `mbe-bench` / `python -m mbebench` have --vers
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -77,6 +78,22 @@ def test_simulate_runs_the_cuda_simulator_without_the_environment_variable(tmp_p
     assert res.returncode == 0, res.stderr
     assert res.stdout.startswith(f"count {count}  fingerprint {to_hex(fp)}")
     assert "simulator" in res.stdout
+
+
+@pytest.mark.cudasim
+def test_a_stage_may_end_later_and_a_share_past_one_is_one_line(tmp_path):
+    g = csr.from_edges([0, 0, 1, 1, 2, 2, 3], [0, 1, 1, 2, 0, 2, 1], 4, 3)
+    path = tmp_path / "g.csr"
+    csr.write_csr(g, path)
+    count, fp = oracle.count_and_fingerprint(g)
+    res = _run("-m", "cumbe", "run", str(path), "--simulate", "--threads", "64",
+               "--idle-fraction", "0.5", "--json", str(tmp_path / "out.json"))
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.startswith(f"count {count}  fingerprint {to_hex(fp)}")
+    assert json.loads((tmp_path / "out.json").read_text())["stats"]["idle_fraction"] == 0.5
+    bad = _run("-m", "cumbe", "run", str(path), "--simulate", "--idle-fraction", "1.5")
+    assert bad.returncode == 1
+    assert bad.stderr.strip().splitlines() == ["error: idle_fraction must be in [0, 1)"]
 
 
 @pytest.mark.cudasim
