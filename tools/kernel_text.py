@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import importlib.util
 import os
 import re
 import struct
@@ -86,8 +87,6 @@ def nvdisasm() -> str:
     found = os.environ.get("NVDISASM") or os.path.join(os.environ["CUDA_HOME"], "bin", "nvdisasm")
     if os.path.isfile(found):
         return found
-    import importlib.util
-
     spec = importlib.util.find_spec("nvidia")
     for root in (spec.submodule_search_locations or []) if spec else []:
         for sub in ("cu13", "cuda_nvdisasm"):
@@ -145,8 +144,6 @@ def main(argv: list[str]) -> int:
     lines = "--device-lines" in argv
     sass = lines or "--sass" in argv  # (device lines are a kind of --sass listing)
     if lines:
-        import importlib.util
-
         spec = importlib.util.spec_from_file_location(
             "lineinfo_run", os.path.join(os.path.dirname(__file__), "lineinfo_run.py"))
         lineinfo_run = importlib.util.module_from_spec(spec)

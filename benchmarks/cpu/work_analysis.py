@@ -12,7 +12,8 @@ A variant is ``FAMILY[:key=value,...]``: family ``imbea`` (bitset rows, Q) or
 ``build`` functions plus ``side`` (imbea: auto|left|right|other, auto = the engine's choice by sum
 of squared degrees; parmbe: smaller|larger|left|right|other, smaller = the
 engine's) and ``order`` (first-level rank: asc = (degree, id) as both engines,
-desc, random, wedge = (2-hop paths, degree), peel = a bipartite core peel's order).  Named presets: see ``PRESETS`` (``--variants all``).
+desc, random, wedge = (2-hop paths, degree), peel = a bipartite core peel's order).  Named
+presets: see ``PRESETS`` (``--variants all``).
 
 Every variant's count and fingerprint are compared with the engines'
 (baselines.imbea.run and baselines.parmbe.run_serial, also timed, unless
@@ -27,6 +28,7 @@ that K runs, J = 0..K-1, cover the graph once (their counts and fingerprints add
 from __future__ import annotations
 
 import argparse
+import heapq
 import json
 import os
 import platform
@@ -106,7 +108,6 @@ def _peel(c_off, c_idx, l_off, l_idx):
     vertex of least remaining degree first; a candidate's position is its removal)."""
     nc, nl = c_off.size - 1, l_off.size - 1
     deg = np.concatenate([np.diff(c_off), np.diff(l_off)]).astype(np.int64)
-    import heapq
     heap = [(int(d), i) for i, d in enumerate(deg)]
     heapq.heapify(heap)
     gone = np.zeros(nc + nl, bool)
@@ -128,7 +129,8 @@ def _peel(c_off, c_idx, l_off, l_idx):
     return np.array(out, np.int64)
 
 
-def ranks(c_off: np.ndarray, order: str, c_idx=None, l_off=None, l_idx=None) -> np.ndarray:
+def ranks(order: str, c_off: np.ndarray, c_idx: np.ndarray, l_off: np.ndarray,
+          l_idx: np.ndarray) -> np.ndarray:
     deg = np.diff(c_off)
     if order == "wedge":  # 2-hop paths, then degree
         cs = np.concatenate([[0], np.cumsum(np.diff(l_off)[c_idx])])
@@ -170,7 +172,7 @@ def candidate_arrays(graph: CSRGraph, fam: str, spec: dict) -> tuple:
     lo, li = _arr(graph.left_offsets, np.int64), _arr(graph.left_indices, np.int32)
     ro, ri = _arr(graph.right_offsets, np.int64), _arr(graph.right_indices, np.int32)
     c_off, c_idx, l_off, l_idx = (lo, li, ro, ri) if left else (ro, ri, lo, li)
-    return left, c_off, c_idx, l_off, l_idx, ranks(c_off, spec["order"], c_idx, l_off, l_idx)
+    return left, c_off, c_idx, l_off, l_idx, ranks(spec["order"], c_off, c_idx, l_off, l_idx)
 
 
 def parmbe_build(spec: dict):
