@@ -252,7 +252,7 @@ def _closure_is_vmajor(vo, vi, ui, base, adj, lo, ln, target, ctr):
 @keyed
 @njit(cache=True, nogil=True)
 def _witness_is_left(vo, vi, ui, base, adj, lo, ln, rank, rv, qmark, buf, ctr):
-    """The work analysis's model of a test that knows P (docs/gpu.md, "Dense cores", lead 7):
+    """The work analysis's model of a test that knows P (docs/dense-cores.md, lead 7):
     L' is maximal iff no witness contains it, a witness being a vertex ranked below the task's
     root ``rv`` or a candidate already tried on the node's path (``qmark`` > 0); R', x and the
     remaining candidates leave at once.  Intersects only the shortest list's witnesses with

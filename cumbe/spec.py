@@ -40,7 +40,7 @@ K_STAGES = 48
 # a warp's bit words (cumbe.kernel.words), KiB; 0: off.  A root of sum |N(u_j)| = s takes about
 # 7 s words, so 4096 KiB holds s up to about 150,000 (the largest root of planted-xl-e2.3 in
 # ParMBE's CPU model reads 117,000 list entries).  Off: its first form was 1.12-1.84x slower
-# than the default on an H200 (docs/gpu.md, "Dense cores", lead (9))
+# than the default on an H200 (docs/dense-cores.md, lead (9))
 WORD_KIB = 0
 _DEVICES = re.compile(r"^\s*(all|\d+|\d+\s*(,\s*\d+\s*)*,?)\s*$")
 # the config schema's form of a devices string (a YAML number is an int; a list is a sweep)
@@ -172,7 +172,7 @@ SPEC = EngineSpec(
                   "hub rows leave, so a memory cap never loses a block for them; a subtree "
                   "whose words do not fit stays on the lists; a build of its own "
                   "(cuMBE-rounds[-hubs]-words). 0 = none (the default: exact, but 1.12-1.84x "
-                  "slower than without on every graph timed on an H200, docs/gpu.md; 4096 "
+                  "slower than without on every graph timed on an H200, docs/dense-cores.md; 4096 "
                   "holds the largest roots of the planted-xl grades). No effect without "
                   "rounds."),
         side_param("auto"),

@@ -14,7 +14,7 @@ from mbebench import envvars
 LEAST_WORDS = 4096
 # A root needs this many candidates left at its level: a build reads every list of L once,
 # and a subtree of a few nodes has too few checks to pay that back.  1 (no gate): no gate
-# tried on an H100 (32, 256) made the words pay either (docs/gpu.md, "Dense cores").
+# tried on an H100 (32, 256) made the words pay either (docs/dense-cores.md).
 MIN_CANDIDATES = 1
 MIN_CANDIDATES_ENV = "MBEBENCH_WORDS_MIN_CANDIDATES"
 

@@ -1,4 +1,4 @@
-"""Bit words below a small L (the rounds build's warps; docs/gpu.md, "Dense cores", lead (9)).
+"""Bit words below a small L (the rounds build's warps; docs/dense-cores.md, lead (9)).
 
 At the first level of a path (below the task's) whose L holds at most WORD_BITS vertices
 u_0..u_63 and enough candidates (a *root*; :func:`cumbe.words_area.min_candidates`),
@@ -15,10 +15,10 @@ its lane writes the word; a later list's lane ORs its bit in: within one list a 
 lane's), then a counting sort by weight places the words of two
 bits or more, heaviest first (each weight's lanes in a chunk found by ``match.any`` and counted
 by their lowest lane; the places by a warp scan; one list for all positions, where one a
-position would read fewer words a check, docs/gpu.md).  It lives in the warp's own slice of the
-``words`` buffer (:mod:`cumbe.words_area`), sized by sum |N(u_j)|: a root whose words do not
-fit stays on the lists, so every memory cap stays exact.  A thief never inherits words: its
-search builds its own at the first level below a small L."""
+position would read fewer words a check, docs/dense-cores.md).  It lives in the warp's own
+slice of the ``words`` buffer (:mod:`cumbe.words_area`), sized by sum |N(u_j)|: a root whose
+words do not fit stays on the lists, so every memory cap stays exact.  A thief never inherits
+words: its search builds its own at the first level below a small L."""
 
 from __future__ import annotations
 
