@@ -185,11 +185,56 @@ def _split_two_hop(v, d, rank, cnt, touched, nt, u_is_left):
     return killed, npp, tot, sum_x, nx
 
 
+@keyed
+@njit(cache=True, nogil=True, inline="always")
+def _mix64(x):
+    """splitmix64's finalizer: a vertex's share of a set's order-free hash."""
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
+
+
+@keyed
+@njit(cache=True, nogil=True)
+def _memo_slot(mk1, mk2, mln, h1, h2, ln):
+    """The memo's slot for the set with hashes (h1, h2) and size ln: its own, or the empty
+    one where it would go (open addressing; a table that is full is an error)."""
+    mask = np.uint64(mk1.shape[0] - 1)
+    i = h1 & mask
+    for _ in range(mk1.shape[0]):
+        j = np.int64(i)
+        if mln[j] == 0 or (mln[j] == ln and mk1[j] == h1 and mk2[j] == h2):
+            return j
+        i = (i + np.uint64(1)) & mask
+    raise RuntimeError("the memo of build(memo=True) is full")
+
+
+@keyed
+@njit(cache=True, nogil=True)
+def _memo_grow(mk1, mk2, mln, mrk, mvx):
+    """The memo's table at twice the size, every entry in its new slot."""
+    n = 2 * mk1.shape[0]
+    k1 = np.zeros(n, np.uint64)
+    k2 = np.zeros(n, np.uint64)
+    ln = np.zeros(n, np.int32)
+    rk = np.zeros(n, np.int32)
+    vx = np.zeros(n, np.int32)
+    for i in range(mk1.shape[0]):
+        if mln[i] != 0:
+            j = _memo_slot(k1, k2, ln, mk1[i], mk2[i], mln[i])
+            k1[j] = mk1[i]
+            k2[j] = mk2[i]
+            ln[j] = mln[i]
+            rk[j] = mrk[i]
+            vx[j] = mvx[i]
+    return k1, k2, ln, rk, vx
+
+
 _BUILDS: dict = {}
 WCAP = 4  # witnesses a task keeps (build(wcache=True))
 
 
-def build(skip=True, vmajor=False, wcache=False, wstatic=0, dense=0, degcut=False):
+def build(skip=True, vmajor=False, wcache=False, wstatic=0, dense=0, degcut=False, memo=0):
     """The search (``run_tasks``) for one setting of the work-analysis switch.
 
     ``skip``: flag tail vertices whose whole list equals Γ' and skip them (the
@@ -198,14 +243,28 @@ def build(skip=True, vmajor=False, wcache=False, wstatic=0, dense=0, degcut=Fals
     engine's build has no trace of the other setting.  ``dense=T`` (1..64) runs every
     subtree whose root's Γ holds at most T vertices on bit words
     (:mod:`baselines._parmbe_words`); not with ``vmajor``, ``wcache`` or ``wstatic``.
-    Memoised.
+    ``memo`` (the work analysis's model, with counters only; alone): every branch's Γ' is
+    looked up in a memo of the Γ's tested before, anywhere in the run, each with the
+    lowest-ranked vertex of its closure (1: every one, in an open-addressed table that
+    doubles when half full; K > 1: a table of 2**K slots, a Γ' to the slot its hash
+    names, the last one tested there kept, as a GPU's table of bounded size would); a
+    branch whose Γ' is there with a vertex ranked below the task's root that contains Γ'
+    (checked) is counted as one the memo settles.
+    Every Γ' is closed, so a branch is rejected exactly when its biclique is another
+    branch's (in another task: the one of its lowest-ranked vertex); the search itself is
+    unchanged.  In this serial search a task's own branches meet a Γ' after the one that
+    reports it, but where subtrees are stolen they need not: the memo settles only by a
+    witness below the root, whatever the order.  Memoised.
     """
-    key = (bool(skip), bool(vmajor), bool(wcache), int(wstatic), int(dense), bool(degcut))
+    key = (bool(skip), bool(vmajor), bool(wcache), int(wstatic), int(dense), bool(degcut),
+           int(memo))
     if key in _BUILDS:
         return _BUILDS[key]
-    SKIP, VMAJOR, WCACHE, WSTATIC, DENSE, DEGCUT = key
+    SKIP, VMAJOR, WCACHE, WSTATIC, DENSE, DEGCUT, MEMO = key
     if not 0 <= DENSE <= MAXW or (DENSE and (VMAJOR or WCACHE or WSTATIC)):
         raise ValueError(f"dense must be 0..{MAXW}, and 0 with vmajor, wcache or wstatic")
+    if MEMO and (VMAJOR or WCACHE or WSTATIC or DENSE or DEGCUT):
+        raise ValueError("memo is a switch of its own")
     NWS = max(WSTATIC, 1)
 
     @keyed
@@ -251,6 +310,16 @@ def build(skip=True, vmajor=False, wcache=False, wstatic=0, dense=0, degcut=Fals
         qmark = np.zeros(nq, np.int64)
         f_qdone = np.zeros(fcap, np.int64)
         wbuf = np.empty(nq, np.int32)
+        # (the memo behind ``if MEMO``, a constant of the build, as the words: no trace of
+        # it in the other builds)
+        if MEMO:
+            nm = 1 << 12 if MEMO == 1 else 1 << MEMO
+            mused = 0
+            mk1 = np.zeros(nm, np.uint64)
+            mk2 = np.zeros(nm, np.uint64)
+            mln = np.zeros(nm, np.int32)  # 0: an empty slot (a Γ' is never empty)
+            mrk = np.zeros(nm, np.int32)  # the least rank in the closure
+            mvx = np.zeros(nm, np.int32)  # ... and its vertex
         f_sumx = np.empty(fcap, np.uint64)
         f_nx = np.empty(fcap, np.int64)
         f_p0 = np.empty(fcap, np.int64)
@@ -424,6 +493,31 @@ def build(skip=True, vmajor=False, wcache=False, wstatic=0, dense=0, degcut=Fals
                     ctr[work_counters.C_NODES] += 1
                     ctr[work_counters.C_LPRIME] += ln
                     ctr[work_counters.C_PVERTS] += pend - ws - 1
+                if MEMO:
+                    mhit = False
+                    mfound = False
+                    mj = np.int64(0)
+                    c_at = np.int64(0)
+                    x_at = np.int64(0)
+                if MEMO and ctr is not None:
+                    h1 = np.uint64(0)
+                    h2 = np.uint64(0)
+                    for e in range(lo, lo + ln):
+                        gy = np.uint64(ui[base + adj[e]])
+                        h1 += _mix64(gy)
+                        h2 += _mix64(gy ^ np.uint64(0x9E3779B97F4A7C15))
+                    if MEMO == 1:
+                        mj = _memo_slot(mk1, mk2, mln, h1, h2, ln)
+                    else:
+                        mj = np.int64(h1 & np.uint64(mk1.shape[0] - 1))
+                    mfound = mln[mj] == ln and mk1[mj] == h1 and mk2[mj] == h2
+                    if mfound and mrk[mj] < rv:
+                        ctr[work_counters.C_MVERIFY] += ln
+                        mhit = _contains_all(uo, ui, mvx[mj], base, adj, lo, ln, None)
+                        if not mhit:
+                            ctr[work_counters.C_MBAD] += 1
+                    c_at = ctr[work_counters.C_CLOSURE]
+                    x_at = ctr[work_counters.C_EXPAND]
                 need_v = vtop + (pend - ws)
                 vid, aoff, alen, skip, vcap = _reserve_slots(vid, aoff, alen, skip, vcap, need_v)
                 adj, acap = _reserve(adj, acap, atop + f_atot[depth])
@@ -464,6 +558,8 @@ def build(skip=True, vmajor=False, wcache=False, wstatic=0, dense=0, degcut=Fals
                         atop += c  # (words: room in adj that goes unused)
                 # maximality / first-generation test: |Γ(Γ')| == |X'|
                 hit = False
+                if MEMO:
+                    ym = 0
                 if WSTATIC:
                     for ci in range(wsn):
                         if ws_c[ci] < ln:
@@ -503,6 +599,38 @@ def build(skip=True, vmajor=False, wcache=False, wstatic=0, dense=0, degcut=Fals
                                 wc[0] = buf[t]
                                 wcn = min(wcn + 1, WCAP)
                                 break
+                if MEMO and ctr is not None:
+                    if mhit:
+                        ctr[work_counters.C_MHITS] += 1
+                        ctr[work_counters.C_MCLOSURE] += ctr[work_counters.C_CLOSURE] - c_at
+                        ctr[work_counters.C_MEXPAND] += ctr[work_counters.C_EXPAND] - x_at
+                        if kept:
+                            ctr[work_counters.C_MBAD] += 1
+                    else:
+                        if not kept:
+                            ctr[work_counters.C_MMISSED] += 1
+                        # the closure's least rank: v's when kept (X' is the closure),
+                        # else the full intersection's, which _closure_size left in buf
+                        br = rv
+                        bv = v
+                        if not kept:
+                            for t2 in range(ym):
+                                if rank[buf[t2]] < br:
+                                    br = rank[buf[t2]]
+                                    bv = buf[t2]
+                        if not mfound:  # a new Γ', or (a bounded table) another's slot
+                            mk1[mj] = h1
+                            mk2[mj] = h2
+                            mln[mj] = ln
+                            mrk[mj] = br
+                            mvx[mj] = bv
+                            ctr[work_counters.C_MKEYS] += 1
+                            mused += 1
+                            if MEMO == 1 and 2 * mused > mk1.shape[0]:
+                                mk1, mk2, mln, mrk, mvx = _memo_grow(mk1, mk2, mln, mrk, mvx)
+                        elif br < mrk[mj]:
+                            mrk[mj] = br
+                            mvx[mj] = bv
                 if not kept:
                     if ctr is not None:
                         ctr[work_counters.C_NONMAX] += 1

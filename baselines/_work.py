@@ -72,6 +72,14 @@ COUNTERS = (
     "dense_wverts",  # ... vertices with a word (two bits or more), over all roots
     "dense_union",  # ... vertices with a word (any), over all roots: a merge's steps
     "closure_degcut",  # build(degcut=True): the shortest lists' vertices of degree below |Γ'|
+    "memo_hits",  # build(memo=True): branches a memo of earlier Γ's rejects (its witness,
+    # ranked below the task's root, checked to contain Γ')
+    "memo_closure",  # ... closure elements those branches' tests read
+    "memo_expand",  # ... expansion elements those branches read
+    "memo_verify",  # ... lookups that check the memo's witnesses (|Γ'| a probe that finds one)
+    "memo_keys",  # ... Γ's it stored (distinct ones, in an unbounded memo)
+    "memo_missed",  # ... rejected branches it did not settle
+    "memo_bad",  # ... a found Γ' whose witness does not contain it, or a hit the test keeps
 )
 NCTR = len(COUNTERS)
 (
@@ -130,6 +138,13 @@ NCTR = len(COUNTERS)
     C_DWVERTS,
     C_DUNION,
     C_CDEGCUT,
+    C_MHITS,
+    C_MCLOSURE,
+    C_MEXPAND,
+    C_MVERIFY,
+    C_MKEYS,
+    C_MMISSED,
+    C_MBAD,
 ) = range(NCTR)
 
 

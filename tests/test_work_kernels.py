@@ -60,6 +60,9 @@ VARIANTS = [
     # other first-level orders; the degree floor's model
     "parmbe:order=wedge,degcut=1",
     "parmbe:side=other,order=peel",
+    # a memo of the tested Γ's: every one, and a table of 8 slots
+    "parmbe:memo=1",
+    "parmbe:side=other,order=random,memo=3",
 ]
 
 
@@ -82,6 +85,36 @@ def test_the_degree_floor_leaves_vertices_out_and_never_adds_lookups():
         assert base["closure_degcut"] == 0
         cut += c["closure_degcut"]
     assert cut > 0
+
+
+def test_the_memo_settles_only_branches_the_test_rejects():
+    """memo=K: a branch the memo settles (a witness ranked below the root, checked) is one
+    the test rejects, every rejected branch is settled or missed, and a bounded table
+    settles no more than the whole memo."""
+    hits = {1: 0, 3: 0}
+    for g in GRAPHS:
+        for k in hits:
+            c = work_analysis.run_variant(g, f"parmbe:memo={k}")["counters"]
+            assert c["memo_bad"] == 0, (k, g)
+            assert c["memo_hits"] + c["memo_missed"] == c["nonmax"], (k, g)
+            assert c["memo_closure"] <= c["closure"] and c["memo_expand"] <= c["expand"]
+            assert c["memo_verify"] >= c["memo_hits"]
+            hits[k] += c["memo_hits"]
+        assert work_analysis.run_variant(g, "P")["counters"]["memo_keys"] == 0
+    assert 0 < hits[3] <= hits[1]
+
+
+def test_a_shuffled_task_order_changes_only_what_the_memo_finds():
+    """--shuffle-tasks: the same search in another order of the tasks (every counter but
+    the memo's), and the memo still settles only rejected branches."""
+    for g in GRAPHS[:12]:
+        a = work_analysis.run_variant(g, "parmbe:memo=1")
+        b = work_analysis.run_variant(g, "parmbe:memo=1", shuffle=5)
+        assert (a["count"], a["fingerprint"]) == (b["count"], b["fingerprint"])
+        ca, cb = a["counters"], b["counters"]
+        assert {k: v for k, v in ca.items() if not k.startswith("memo")} == \
+            {k: v for k, v in cb.items() if not k.startswith("memo")}
+        assert cb["memo_bad"] == 0 and cb["memo_hits"] + cb["memo_missed"] == cb["nonmax"]
 
 
 def test_variants_cover_every_switch_value():
@@ -180,7 +213,7 @@ def test_parse_rejects_unsupported_combinations():
         work_analysis.parse_variant("imbea:buildq=0")
     with pytest.raises(ValueError):
         work_analysis.parse_variant("parmbe:twin=1")
-    for bad in ("parmbe:dense=65", "parmbe:dense=8,wcache=1"):
+    for bad in ("parmbe:dense=65", "parmbe:dense=8,wcache=1", "parmbe:memo=1,degcut=1"):
         with pytest.raises(ValueError):
             work_analysis.parse_variant(bad)
 

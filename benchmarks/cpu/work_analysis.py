@@ -5,7 +5,8 @@ design switches of ``baselines._imbea_kernel.build`` /
 graph.
 
     python benchmarks/cpu/work_analysis.py GRAPH.csr [--variants NAME,NAME,...]
-        [--no-engines] [--every K [--first J]] [--json OUT.jsonl] [--label TEXT]
+        [--no-engines] [--every K [--first J]] [--shuffle-tasks SEED] [--json OUT.jsonl]
+        [--label TEXT]
 
 A variant is ``FAMILY[:key=value,...]``: family ``imbea`` (bitset rows, Q) or
 ``parmbe`` (per-vertex lists, closure), keys as the arguments of the two
@@ -23,6 +24,9 @@ warm-up on a tiny graph, in this process.  ``--every K`` runs every K-th first-l
 in rank order only (a sample of a graph too large to model whole; the variants then agree
 with each other, the engines are not run); ``--first J`` starts the sample at task J, so
 that K runs, J = 0..K-1, cover the graph once (their counts and fingerprints add up).
+``--shuffle-tasks SEED`` runs the first-level tasks in a random order (the ranks, and so the
+search, unchanged), as a GPU's workers take them in no rank order: what a memo across tasks
+(``parmbe:memo=K``) finds depends on it.
 """
 
 from __future__ import annotations
@@ -52,7 +56,7 @@ from mbebench.side import candidates_on_left  # noqa: E402
 IMBEA_DEFAULT = {"side": "auto", "order": "asc", "wmode": 0, "check": 0, "buildq": 1, "twin": 1}
 BUILD_KEYS = ("wmode", "check", "buildq", "twin")  # _imbea_kernel.build's arguments, in order
 PARMBE_DEFAULT = {"side": "smaller", "order": "asc", "skip": 1, "vmajor": 0, "wcache": 0,
-                  "wstatic": 0, "dense": 0, "degcut": 0}
+                  "wstatic": 0, "dense": 0, "degcut": 0, "memo": 0}
 
 # name -> variant string; the first of each family is the engine's own setting
 PRESETS = {
@@ -81,6 +85,7 @@ PRESETS = {
     "P-wstatic16": "parmbe:wstatic=16",
     "P-dense": "parmbe:dense=64",
     "P-degcut": "parmbe:degcut=1",
+    "P-memo": "parmbe:memo=1",
 }
 
 
@@ -179,7 +184,8 @@ def parmbe_build(spec: dict):
     """The counters build of ParMBE's search with a variant's switches."""
     return _parmbe_kernel.build(skip=bool(spec["skip"]), vmajor=bool(spec["vmajor"]),
                                 wcache=bool(spec["wcache"]), wstatic=int(spec["wstatic"]),
-                                dense=int(spec["dense"]), degcut=bool(spec["degcut"]))
+                                dense=int(spec["dense"]), degcut=bool(spec["degcut"]),
+                                memo=int(spec["memo"]))
 
 
 def parmbe_tasks(c_off: np.ndarray, order: np.ndarray) -> np.ndarray:
@@ -187,9 +193,11 @@ def parmbe_tasks(c_off: np.ndarray, order: np.ndarray) -> np.ndarray:
     return order[np.diff(c_off)[order] > 0]
 
 
-def run_variant(graph: CSRGraph, name: str, every: int = 1, first: int = 0) -> dict:
+def run_variant(graph: CSRGraph, name: str, every: int = 1, first: int = 0,
+                shuffle: int | None = None) -> dict:
     """One variant's run: its count, fingerprint, times and counters; ``every``, ``first``:
-    the first-level tasks ``first``, ``first + every``, ... in rank order only (a sample)."""
+    the first-level tasks ``first``, ``first + every``, ... in rank order only (a sample);
+    ``shuffle``: ParMBE's tasks in a random order of this seed (the ranks unchanged)."""
     fam, spec = parse_variant(name)
     left, c_off, c_idx, l_off, l_idx, rank = candidate_arrays(graph, fam, spec)
     ctr = new_counters()
@@ -207,6 +215,8 @@ def run_variant(graph: CSRGraph, name: str, every: int = 1, first: int = 0) -> d
     else:
         search = parmbe_build(spec)
         verts = parmbe_tasks(c_off, order)[first::every]
+        if shuffle is not None:
+            verts = verts[np.random.default_rng(shuffle).permutation(verts.size)]
         ones = np.ones(verts.size, np.int32)  # whole subproblems: piece 0 of 1
         cnt, slot, touched, buf = parmbe_plan.new_scratch(c_off, l_off)
         count, fp = search(c_off, c_idx, l_off, l_idx, rank.astype(np.int32), verts, ones - 1,
@@ -224,6 +234,7 @@ def run_variant(graph: CSRGraph, name: str, every: int = 1, first: int = 0) -> d
         "counters": as_dict(ctr),
         "every": every,
         "first": first,
+        "shuffle_tasks": shuffle,
     }
 
 
@@ -301,6 +312,8 @@ def main(argv=None) -> int:
                     help="every K-th first-level task only (implies --no-engines)")
     ap.add_argument("--first", type=int, default=0, metavar="J",
                     help="with --every K: tasks J, J + K, ... (the K values of J cover the graph)")
+    ap.add_argument("--shuffle-tasks", type=int, default=None, metavar="SEED",
+                    help="ParMBE's first-level tasks in a random order (the ranks unchanged)")
     ap.add_argument("--json", type=Path)
     ap.add_argument("--label", default="")
     a = ap.parse_args(argv)
@@ -334,7 +347,7 @@ def main(argv=None) -> int:
         ref = (rows[0]["count"], rows[0]["fingerprint"])
     bad = 0
     for n in names:
-        r = run_variant(g, n, a.every, a.first)
+        r = run_variant(g, n, a.every, a.first, a.shuffle_tasks)
         rows.append(r)
         if ref is None:
             ref = (r["count"], r["fingerprint"])
