@@ -115,6 +115,9 @@ def test_a_shuffled_task_order_changes_only_what_the_memo_finds():
         assert {k: v for k, v in ca.items() if not k.startswith("memo")} == \
             {k: v for k, v in cb.items() if not k.startswith("memo")}
         assert cb["memo_bad"] == 0 and cb["memo_hits"] + cb["memo_missed"] == cb["nonmax"]
+        assert b["shuffle_tasks"] == 5
+    # iMBEA's tasks keep their rank order, and its row says so
+    assert work_analysis.run_variant(GRAPHS[0], "I", shuffle=5)["shuffle_tasks"] is None
 
 
 def test_variants_cover_every_switch_value():

@@ -234,7 +234,7 @@ def run_variant(graph: CSRGraph, name: str, every: int = 1, first: int = 0,
         "counters": as_dict(ctr),
         "every": every,
         "first": first,
-        "shuffle_tasks": shuffle,
+        "shuffle_tasks": shuffle if fam == "parmbe" else None,  # (iMBEA's run in rank order)
     }
 
 
