@@ -37,7 +37,7 @@ def run(
     device_memory_gib: float | None = None,
     eager_steal: int = 0,
     warp_arena_words: int = 0,
-    idle_fraction: float = 0.0,
+    idle_fraction: float | None = None,
     shard: str = sharding.WHOLE,
     devices: int | str | list | None = None,
     shards_per_device: int = SHARDS_PER_DEVICE,
@@ -71,7 +71,8 @@ def run(
     publishing and stealing run on any grid; e >= 2: publish only from level e - 1 down)
     and ``warp_arena_words`` (cap the warp arena, so that tasks run block-wide); tuning:
     ``idle_fraction`` (the share of workers that must run out of work before the busy ones
-    publish theirs; 0: the first one); ``compact_layout`` (test switch; None: the compact
+    publish theirs; 0: the first one; None: :data:`cumbe.spec.IDLE_FRACTION_ROUNDS` with
+    rounds, else 0); ``compact_layout`` (test switch; None: the compact
     task layout only when memory is short, :func:`cumbe.grid.choose_layout`).  ``rounds``:
     the maximality check in rounds (R' out of the running intersection, several lists a
     round; :mod:`cumbe.kernel.maximality`) instead of the paper's; reverse-scanning variants

@@ -43,7 +43,7 @@ def case_params(case: int, vi: int, variant: str, blocks: int, threads: int) -> 
         eager_steal=(case // 2 + vi) % 4,
         side=("auto", "left", "right")[case % 3],
         instrument=bool((case + vi) % 2),
-        idle_fraction=(0.0, 0.0, 0.6)[(case + vi) % 3],
+        idle_fraction=(0.0, 0.25, 0.6)[(case + vi) % 3],
         pieces=(1, 2, 3, 5, 1)[(case + 2 * vi) % 5],
         compact_layout=bool((case // 3 + vi) % 2),
         rounds=bool((case // 4 + vi) % 2) and variant != "noRS",

@@ -42,6 +42,11 @@ K_STAGES = 48
 # ParMBE's CPU model reads 117,000 list entries).  Off: its first form was 1.12-1.84x slower
 # than the default on an H200 (docs/dense-cores.md, lead (9))
 WORD_KIB = 0
+# with rounds (ours), a work-stealing stage ends once this share of the warps is out of work,
+# not the first (the paper's thief, 0, which the paper's build keeps).  One H100, 2026-12-06,
+# against 0: 0.91-0.97x on the mirror graphs, 0.97-1.00x on three tiles, crown-22 and
+# planted-xl, 1.000x e2.29, 1.004x e2.3, 1.005x e2.28; 0.5: 1.06-1.09x on the dense grades
+IDLE_FRACTION_ROUNDS = 0.25
 _DEVICES = re.compile(r"^\s*(all|\d+|\d+\s*(,\s*\d+\s*)*,?)\s*$")
 # the config schema's form of a devices string (a YAML number is an int; a list is a sweep)
 DEVICES_PATTERN = r"^(all|[0-9]+|[0-9]+(,[0-9]+)*,?)$"
@@ -280,7 +285,7 @@ def memory_cap_bytes(device_memory_gib: float | None) -> int | None:
 def run_options(variant: str = "cuMBE", k: int = K_STAGES, blocks: int = 0, threads: int = 128,
                 blocks_per_sm: int = 0, instrument: bool = False, side: str = "auto",
                 device_memory_gib: float | None = None, eager_steal: int = 0,
-                warp_arena_words: int = 0, idle_fraction: float = 0.0,
+                warp_arena_words: int = 0, idle_fraction: float | None = None,
                 compact_layout: bool | None = None, shard: str = SHARD.default,
                 rounds: bool = False, hub_divisor: int = HUB_DIVISOR,
                 word_kib: int = WORD_KIB) -> RunOptions:
@@ -290,6 +295,8 @@ def run_options(variant: str = "cuMBE", k: int = K_STAGES, blocks: int = 0, thre
 
     if variant not in ABLATIONS:
         raise ValueError(f"unknown cuMBE variant {variant!r} (known: {', '.join(VARIANTS)})")
+    if idle_fraction is None:  # (rounds is a reverse scan's, checked below)
+        idle_fraction = IDLE_FRACTION_ROUNDS if rounds else 0.0
     if not 0.0 <= float(idle_fraction) < 1.0:
         raise ValueError("idle_fraction must be in [0, 1)")
     sharding.parse(shard)  # a bad shard fails before the preparation

@@ -575,6 +575,21 @@ def test_run_options_check_the_spec_limits_once():
             run_options(**bad)
 
 
+def test_the_rounds_build_ends_a_stage_later_unless_told():
+    """The idle fraction left unset: the rounds build's (IDLE_FRACTION_ROUNDS), the paper's
+    thief (0) with the paper's check; a value given is kept either way."""
+    from cumbe.spec import IDLE_FRACTION_ROUNDS, run_options
+
+    assert 0 < IDLE_FRACTION_ROUNDS < 1
+    assert run_options(rounds=True).idle_fraction == IDLE_FRACTION_ROUNDS
+    assert run_options().idle_fraction == 0.0
+    assert run_options(variant="noES", rounds=True).idle_fraction == IDLE_FRACTION_ROUNDS
+    assert run_options(rounds=True, idle_fraction=0).idle_fraction == 0.0
+    assert run_options(idle_fraction=0.5).idle_fraction == 0.5
+    with pytest.raises(ValueError, match="rounds"):
+        run_options(variant="noRS", rounds=True)
+
+
 def _prep_fields(p):
     from dataclasses import fields
 
