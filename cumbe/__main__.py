@@ -101,9 +101,6 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--hub-divisor", type=int, default=d["hub_divisor"], metavar="D",
                    help="with --rounds: bit rows for the other side's vertices whose row is "
                         "at most D times their list (0: none; cumbe/hubs.py)")
-    r.add_argument("--word-kib", type=int, default=d["word_kib"], metavar="K",
-                   help="with --rounds: KiB of device memory a warp keeps for bit words below "
-                        "a small L (0: none; cumbe/kernel/words.py)")
     r.add_argument("--device-memory-gib", type=float, default=d["device_memory_gib"],
                    help="use at most this much device memory (default: $MBEBENCH_DEVICE_MEMORY_GIB,"
                         " else all that is free)")
@@ -174,7 +171,7 @@ def main(argv=None) -> int:
                   device_memory_gib=a.device_memory_gib, shard=a.shard, devices=a.devices,
                   shards_per_device=a.shards_per_device,
                   rounds=ABLATIONS[a.variant][0] if a.rounds is None else a.rounds,
-                  hub_divisor=a.hub_divisor, word_kib=a.word_kib,
+                  hub_divisor=a.hub_divisor,
                   idle_fraction=a.idle_fraction)
     except EngineSkipped as e:
         try:  # a corrupt file is an error with or without a GPU

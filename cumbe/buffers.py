@@ -29,7 +29,6 @@ class Plan:
     warps: int  # per block
     arena_words: int  # per warp (a block-wide task uses its warps' arenas joined)
     hub_words: int = 0  # the hub table's words (cumbe.hubs); 0: none
-    word_area: int = 0  # a warp's bit words (cumbe.words_area); 0: none
 
     @property
     def workers(self) -> int:
@@ -87,9 +86,6 @@ SPEC: tuple[Buffer, ...] = (
     Buffer("hubs", np.int32, lambda p: (max(p.hub_words, 1),), "graph",
            "the rounds build's bit rows of the longest other-side lists (cumbe.hubs); one "
            "word: none"),
-    Buffer("words", np.int32, lambda p: (max(p.workers * p.word_area, 1),), "scratch",
-           "the rounds build's bit words below a small L, a slice a warp "
-           "(cumbe.kernel.words); one word: none"),
 )
 
 NAMES = tuple(b.name for b in SPEC)

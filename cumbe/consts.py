@@ -47,9 +47,8 @@ PH_IDLE = 7  # grid-sync wait
 NPH = 8
 
 # params (int64 array)
-(P_NU, P_K, P_AW, P_HALF, P_NT0, P_NT1, P_CANDLEFT, P_EAGER, P_NWK, P_IDLE,
- P_WMIN) = range(11)
-NPARAMS = 11
+P_NU, P_K, P_AW, P_HALF, P_NT0, P_NT1, P_CANDLEFT, P_EAGER, P_NWK, P_IDLE = range(10)
+NPARAMS = 10
 # progress (int64 [blocks, NPROG], which the host copies on a stream of its own while the
 # kernel runs and sums over the blocks): first-level tasks done, their summed cost estimate
 # (wedges + degree, as the host orders them), bicliques.  Every piece adds to its block's
@@ -119,9 +118,6 @@ class Build(NamedTuple):
     # memory cap, no list long enough) runs the rounds build's code as it was (in one build,
     # its lists' binary searches were 1.2-2.4x slower without rows, H200, 2026-12-02)
     hubs: bool = False
-    # with rounds: bit words below a small L (cumbe.kernel.words, engine parameter word_kib);
-    # a build of its own, so that the rounds builds' code stays as it was without them
-    words: bool = False
 
 
 class Group(NamedTuple):

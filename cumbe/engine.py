@@ -12,7 +12,7 @@ from cumbe import launch, single_device
 from cumbe import progress as run_progress
 from cumbe.prepare import Prepared, prepare_cached
 from cumbe.single_device import SIM_SWITCH_S, check_task_words, prepare_for, reused, task_needs
-from cumbe.spec import HUB_DIVISOR, K_STAGES, MEMORY_CAP_ENV, WORD_KIB, SHARDS_PER_DEVICE
+from cumbe.spec import HUB_DIVISOR, K_STAGES, MEMORY_CAP_ENV, SHARDS_PER_DEVICE
 from cumbe.spec import parse_devices, run_options
 from cumbe.variants import ABLATIONS
 from mbebench import shard as sharding
@@ -45,7 +45,6 @@ def run(
     compact_layout: bool | None = None,
     rounds: bool = False,
     hub_divisor: int = HUB_DIVISOR,
-    word_kib: int = WORD_KIB,
 ) -> EngineResult:
     """Count and fingerprint the maximal bicliques of ``graph`` on the GPU (or in numba's
     simulator).  The config parameters are declared, with their defaults and limits, in
@@ -77,14 +76,13 @@ def run(
     the maximality check in rounds (R' out of the running intersection, several lists a
     round; :mod:`cumbe.kernel.maximality`) instead of the paper's; reverse-scanning variants
     only (noRS scans its Q); ``hub_divisor``: with rounds, the hub rows' size bound
-    (:mod:`cumbe.hubs`; 0: none); ``word_kib``: with rounds, a warp's bit words
-    (:mod:`cumbe.kernel.words`; 0: none).
+    (:mod:`cumbe.hubs`; 0: none).
     """
     opts = run_options(variant=variant, k=k, blocks=blocks, threads=threads,
                        blocks_per_sm=blocks_per_sm, instrument=instrument, side=side, device_memory_gib=device_memory_gib,
                        eager_steal=eager_steal, warp_arena_words=warp_arena_words,
                        idle_fraction=idle_fraction, compact_layout=compact_layout, shard=shard,
-                       rounds=rounds, hub_divisor=hub_divisor, word_kib=word_kib)
+                       rounds=rounds, hub_divisor=hub_divisor)
     run_progress.interval_s()  # a bad MBEBENCH_CUMBE_PROGRESS_S fails before the preparation
     if parse_devices(devices) is not None:
         from cumbe import devices as several

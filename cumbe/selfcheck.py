@@ -50,9 +50,6 @@ def case_params(case: int, vi: int, variant: str, blocks: int, threads: int) -> 
         # with rounds: hub rows for every list, for none, for the lists of 1/32 of the
         # candidates or more (cumbe.hubs)
         hub_divisor=(16, 0, 1)[(case // 8 + vi) % 3],
-        # with rounds: bit words in slices that hold every root, in none, in the least slice
-        # (4096 words: the larger roots stay on the lists)
-        word_kib=(256, 0, 16)[(case // 2 + vi) % 3],
     )
 
 

@@ -6,7 +6,7 @@
 1. prepare: the host preparation (:mod:`cumbe.prepare`, read back from its cache next to
    the CSR file when it is there), this run's shard of the tasks, their arena needs;
 2. plan: the build, its largest cooperative grid, the grid and layout that fit the memory
-   (:mod:`cumbe.grid`), hub rows and bit words in what they leave;
+   (:mod:`cumbe.grid`), hub rows in what they leave;
 3. launch: the kernel's inputs, a checked cooperative launch (:mod:`cumbe.launch`);
 4. collect: the count, the fingerprint and the row's statistics.
 
@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from cumbe import buffers, consts, cubin, driver_start, hubs, launch, layout, words_area
+from cumbe import buffers, consts, cubin, driver_start, hubs, launch, layout
 from cumbe import grid as grids
 from cumbe import progress as run_progress
 from cumbe.prepare import Prepared, choose_side, prepare_cached, shard_of, task_butterflies
@@ -216,8 +216,6 @@ def build_switches(opts: RunOptions, prep: Prepared, compact: bool, hubs: bool =
         build["rounds"] = True
         if hubs and opts.hub_divisor:
             build["hubs"] = True
-        if words_area.wanted(opts):
-            build["words"] = True
     return build
 
 
@@ -323,8 +321,6 @@ def _plan(state: _Run, prep: Prepared, needs: np.ndarray):
             nb = launch.grid_blocks(opts.blocks, blocks, opts.threads, state.dev_name)
             planned = replace(planned, max_blocks=blocks, choice=grids.choose(
                 planned.needs, replace(base, blocks=nb), nb, budget))
-    # bit words in what the grid and the rows leave (cumbe.words_area)
-    planned = replace(planned, choice=words_area.for_grid(opts, planned.choice))
     return kern, replace(planned, free=free, total=total)
 
 
@@ -398,7 +394,6 @@ def _kernel_inputs(state: _Run, prep: Prepared, planned: _Planned):
     prm[kernels.P_EAGER] = opts.eager_steal
     prm[kernels.P_NWK] = plan.workers
     prm[kernels.P_IDLE] = int(round(opts.idle_fraction * 1000))
-    prm[kernels.P_WMIN] = words_area.min_candidates() if words_area.wanted(opts) else 1
     # task_cost (in launch order) is no kernel buffer: the progress lines read it
     host = dict(offU=prep.offU, adjU=prep.adjU, offV=prep.offV, adjV=prep.adjV, orig=prep.orig,
                 tasks=tasks, task_piece=task_piece, prm=prm, hubs=planned.hubs,
@@ -478,7 +473,7 @@ def _collect(state: _Run, arrays, kernel_s: float, progress, planned: _Planned, 
         max_task_words_run=int(planned.needs.max()), memory_bytes=int(choice.bytes),
         memory_budget_bytes=int(choice.budget_bytes),
         memory_cap_bytes=None if cap is None else int(cap), device_free_bytes=int(planned.free),
-        arena_words_per_warp=int(plan.arena_words), word_area_per_warp=int(plan.word_area),
+        arena_words_per_warp=int(plan.arena_words),
         block_tasks=int(np.count_nonzero(planned.needs > plan.arena_words)),
         kernel_s=kernel_s, compile_s=state.compile_s, launch=state.launch_path,
         prepare_s=state.host_s.get("prepare", 0.0),

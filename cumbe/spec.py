@@ -37,11 +37,6 @@ HUB_DIVISOR = 256
 # 48 took 0.96-0.97x the time of 24 on planted-xl-e2.28 (two calls), 0.98x on e2.3, and
 # 0.99-1.01x on the tiles and mirror graphs, the paper's build included; 96 no better than 48
 K_STAGES = 48
-# a warp's bit words (cumbe.kernel.words), KiB; 0: off.  A root of sum |N(u_j)| = s takes about
-# 7 s words, so 4096 KiB holds s up to about 150,000 (the largest root of planted-xl-e2.3 in
-# ParMBE's CPU model reads 117,000 list entries).  Off: its first form was 1.12-1.84x slower
-# than the default on an H200 (docs/dense-cores.md, lead (9))
-WORD_KIB = 0
 # with rounds (ours), a work-stealing stage ends once this share of the warps is out of work,
 # not the first (the paper's thief, 0, which the paper's build keeps).  One H100, 2026-12-06,
 # against 0: 0.91-0.97x on the mirror graphs, 0.97-1.00x on three tiles, crown-22 and
@@ -169,17 +164,6 @@ SPEC = EngineSpec(
                   "of the lookups launches a build of its own (cuMBE-rounds-hubs), any other "
                   "the rounds build. On an H200 64 took 0.73-1.01x the time of 16, and 256 "
                   "0.93-1.00x the time of 64. No effect without rounds."),
-        Param("word_kib", int, WORD_KIB, short="words", minimum=0,
-              doc="With rounds: KiB of device memory a warp keeps for bit words (one word of "
-                  "64 bits an other-side vertex, for the subtree of a level whose L holds at "
-                  "most 64 vertices; the maximality check below it is then an AND and a "
-                  "popcount a word, cumbe/kernel/words.py); within the memory the grid and the "
-                  "hub rows leave, so a memory cap never loses a block for them; a subtree "
-                  "whose words do not fit stays on the lists; a build of its own "
-                  "(cuMBE-rounds[-hubs]-words). 0 = none (the default: exact, but 1.12-1.84x "
-                  "slower than without on every graph timed on an H200, docs/dense-cores.md; 4096 "
-                  "holds the largest roots of the planted-xl grades). No effect without "
-                  "rounds."),
         side_param("auto"),
         Param("device_memory_gib", float, None, minimum=0.01, nullable=True,
               doc="Cap on the device memory the run may use, in GiB (e.g. 24 for an RTX "
@@ -225,7 +209,6 @@ class RunOptions:
     shard: str = SHARD.default
     rounds: bool = False
     hub_divisor: int = HUB_DIVISOR
-    word_kib: int = WORD_KIB
     memory_cap: int | None = None  # bytes: device_memory_gib, else $MBEBENCH_DEVICE_MEMORY_GIB
 
     @property
@@ -287,8 +270,7 @@ def run_options(variant: str = "cuMBE", k: int = K_STAGES, blocks: int = 0, thre
                 device_memory_gib: float | None = None, eager_steal: int = 0,
                 warp_arena_words: int = 0, idle_fraction: float | None = None,
                 compact_layout: bool | None = None, shard: str = SHARD.default,
-                rounds: bool = False, hub_divisor: int = HUB_DIVISOR,
-                word_kib: int = WORD_KIB) -> RunOptions:
+                rounds: bool = False, hub_divisor: int = HUB_DIVISOR) -> RunOptions:
     """A run's parameters checked once, against this spec (a ValueError naming the value):
     before anything is read, prepared or started, on one device or several."""
     from mbebench import shard as sharding
@@ -316,5 +298,4 @@ def run_options(variant: str = "cuMBE", k: int = K_STAGES, blocks: int = 0, thre
         idle_fraction=float(idle_fraction),
         compact_layout=None if compact_layout is None else bool(compact_layout), shard=shard,
         rounds=bool(rounds), hub_divisor=_limits("hub_divisor", hub_divisor),
-        word_kib=_limits("word_kib", word_kib),
         memory_cap=memory_cap_bytes(device_memory_gib))

@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-FLAGS = ("instr", "pieces", "compact", "rounds", "hubs", "words")
+FLAGS = ("instr", "pieces", "compact", "rounds", "hubs")
 
 
 def parse(spec: str) -> tuple[str, dict]:
@@ -34,7 +34,7 @@ def parse(spec: str) -> tuple[str, dict]:
     unknown = set(flags) - set(FLAGS)
     if not threads.isdigit() or (per_sm and not per_sm.isdigit()) or unknown:
         raise ValueError(f"not a build: {spec!r} "
-                         "(variant[-instr][-pieces][-compact][-rounds[-hubs][-words]]:threads"
+                         "(variant[-instr][-pieces][-compact][-rounds[-hubs]]:threads"
                          "[:blocks_per_sm])")
     out = {"instr": "instr" in flags, "pieces": "pieces" in flags,
            "compact": "compact" in flags, "threads": int(threads)}
@@ -42,26 +42,22 @@ def parse(spec: str) -> tuple[str, dict]:
         out["rounds"] = True
         if "hubs" in flags:
             out["hubs"] = True
-        if "words" in flags:
-            out["words"] = True
     if per_sm and int(per_sm):
         out["blocks_per_sm"] = int(per_sm)
     return variant, out
 
 
 def spec(variant: str, threads: int, instr=False, pieces=False, compact=False,
-         blocks_per_sm=0, rounds=False, hubs=False, words=False) -> str:
+         blocks_per_sm=0, rounds=False, hubs=False) -> str:
     """The name of a build (the inverse of :func:`parse`)."""
-    flags = [f for f, on in zip(FLAGS, (instr, pieces, compact, rounds, hubs and rounds,
-                                        words and rounds)) if on]
+    flags = [f for f, on in zip(FLAGS, (instr, pieces, compact, rounds, hubs and rounds)) if on]
     return "-".join([variant, *flags]) + f":{threads}" + (
         f":{blocks_per_sm}" if blocks_per_sm else "")
 
 
 def every_build(variants, threads: int, blocks_per_sm: int = 0) -> list[str]:
     """Every build a run of ``variants`` at ``threads`` may launch: instrumented or not,
-    compact layout or not, and tasks in pieces and the check in rounds (hub rows or not, bit
-    words or not) for the reverse-scanning variants (noRS keeps tasks whole and scans its Q)."""
+    compact layout or not, and tasks in pieces and the check in rounds (hub rows or not) for the reverse-scanning variants (noRS keeps tasks whole and scans its Q)."""
     from cumbe.variants import ABLATIONS
 
     out = []
@@ -69,12 +65,11 @@ def every_build(variants, threads: int, blocks_per_sm: int = 0) -> list[str]:
         for instr in (False, True):
             for compact in (False, True):
                 for pieces in ((False, True) if ABLATIONS[v][0] else (False,)):
-                    # the check in rounds, with hub rows or without, bit words or not
+                    # the check in rounds, with hub rows or without
                     for rounds, hubs in (((False, False), (True, False), (True, True))
                                          if ABLATIONS[v][0] else ((False, False),)):
-                        for words in ((False, True) if rounds else (False,)):
-                            out.append(spec(v, threads, instr, pieces, compact, blocks_per_sm,
-                                            rounds, hubs, words))
+                        out.append(spec(v, threads, instr, pieces, compact, blocks_per_sm,
+                                        rounds, hubs))
     return out
 
 

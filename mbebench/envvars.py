@@ -26,9 +26,6 @@ VARIABLES = {
     "MBEBENCH_PARMBE_AOT": "0: ParMBE runs numba's JIT kernels, never builds or loads its "
                            "ahead-of-time compiled ones (baselines/parmbe_aot.py; cached in "
                            "$NUMBA_CACHE_DIR/parmbe-aot, else baselines/__pycache__/parmbe-aot)",
-    "MBEBENCH_WORDS_MIN_CANDIDATES": "cuMBE's bit words (word_kib > 0): the fewest candidates "
-                                     "a level needs to build its words (default in "
-                                     "cumbe/words_area.py; for tuning)",
     "MBEBENCH_SIM_DEVICES": "devices the CUDA simulator pretends to have (default 1)",
     "MBEBENCH_ENGINES_DIR": "where the published codes are built (default resources/engines)",
     "MBEBENCH_SHARED": "the tests' shared data folder (default ../shared beside the checkout)",

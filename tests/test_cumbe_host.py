@@ -478,12 +478,6 @@ def test_the_check_in_rounds_is_a_build_of_its_own_and_needs_the_reverse_scan():
     assert "hubs" not in single_device.build_switches(run_options(hub_divisor=8), prep, False)
     assert single_device.build_switches(run_options(variant="noES", rounds=True), prep,
                                         False)["rounds"] is True
-    # bit words: a build of their own, with rounds and a slice asked for only
-    words = single_device.build_switches(run_options(rounds=True, word_kib=64), prep, False)
-    assert words == {**plain, "rounds": True, "hubs": True, "words": True}
-    assert "words" not in single_device.build_switches(run_options(rounds=True, word_kib=0),
-                                                       prep, False)
-    assert "words" not in single_device.build_switches(run_options(word_kib=64), prep, False)
     with pytest.raises(ValueError, match="rounds .* variant noRS"):
         run_options(variant="noRS", rounds=True)
 

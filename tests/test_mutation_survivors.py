@@ -117,8 +117,7 @@ def test_a_multi_gpu_run_gets_every_parameter_of_a_single_run(monkeypatch):
     values = dict(variant="noES", k=3, blocks=5, threads=64, blocks_per_sm=12,
                   instrument=True, side="left",
                   device_memory_gib=2.5, eager_steal=1, warp_arena_words=98,
-                  idle_fraction=0.25, compact_layout=True, rounds=True, hub_divisor=8,
-                  word_kib=96)
+                  idle_fraction=0.25, compact_layout=True, rounds=True, hub_divisor=8)
     g = csr.from_edges([0, 1], [0, 1], 2, 2)
     assert engine.run(g, devices=2, shards_per_device=3, shard="1/2", **values) == "result"
     assert {name: getattr(seen["params"], name) for name in values} == values

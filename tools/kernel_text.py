@@ -24,10 +24,11 @@ information, which leaves the code as it is (the same fingerprints).  Needs ``nv
 ``NVDISASM``, else ``CUDA_HOME/bin``, else the ``nvidia-cuda-nvdisasm`` wheel.  Static counts,
 not executed ones: on an H100 the build without the block-wide phase had fewer spill
 instructions in its warps' stage and three times its ``BMOV`` moves, and was 1.07-1.22x slower
-(benchmarks/gpu/results/2026-12-06-warps-only/).  ``--device-lines`` (implies ``--sass``): the
-device functions' own lines too, and the totals by file, through ``tools/lineinfo_run.py``'s
-patches (the search loop and ``lists.py`` still count to their callers); that build's code is
-not quite the plain one's (another fingerprint, a few instructions apart).
+(``git show 7d87079:benchmarks/gpu/results/2026-12-06-warps-only/README.md``).
+``--device-lines`` (implies ``--sass``): the device functions' own lines too, and the totals
+by file, through ``tools/lineinfo_run.py``'s patches (the search loop and ``lists.py`` still
+count to their callers); that build's code is not quite the plain one's (another fingerprint,
+a few instructions apart).
 """
 
 from __future__ import annotations

@@ -181,11 +181,9 @@ WARM_UP_GRAPH = "crown-8"
 WARM_UP_LIMIT_S = 900.0
 
 
-def builds(variants: list[str], bounds: list[int], instrument: bool, rounds: bool = False,
-           words: int = 0):
+def builds(variants: list[str], bounds: list[int], instrument: bool, rounds: bool = False):
     """(row label, variant, extra arguments, launch bound) of every cuMBE run of a graph;
-    ``rounds``: cuMBE with the maximality check in rounds too (``--rounds``), after it;
-    ``words`` KiB: then with bit words (``--word-kib``) as well."""
+    ``rounds``: cuMBE with the maximality check in rounds too (``--rounds``), after it."""
     for v in variants:
         # (python -m cumbe run checks in rounds by default: the paper's rows say not to)
         for b in bounds:
@@ -194,39 +192,35 @@ def builds(variants: list[str], bounds: list[int], instrument: bool, rounds: boo
             yield v + " (instr)", v, ["--instrument", "--no-rounds"], 0
         if rounds and v == "cuMBE":
             yield "cuMBE rounds", v, ["--rounds"], 0
-            if words:
-                yield "cuMBE rounds words", v, ["--rounds", f"--word-kib={words}"], 0
 
 
 def kernel_builds(variants: list[str], bounds: list[int], instrument: bool,
-                  rounds: bool = False, words: int = 0) -> list[str]:
+                  rounds: bool = False) -> list[str]:
     """The kernel builds (``cumbe.warm``'s names) that the runs of :func:`builds` may launch.
     A run with the check in rounds launches the build with hub rows or the one without, as
     the graph has rows or not (movielens-10m_ui x200 has none): a tiny graph's run compiles
     only one of the two."""
     threads = SPEC.defaults()["threads"]
     out = []
-    for _, v, extra, b in builds(variants, bounds, instrument, rounds, words):
+    for _, v, extra, b in builds(variants, bounds, instrument, rounds):
         if "--rounds" in extra:
-            on = any(x.startswith("--word-kib") for x in extra)
-            out += [warm.spec(v, threads, rounds=True, hubs=hubs, words=on)
-                    for hubs in (False, True)]
+            out += [warm.spec(v, threads, rounds=True, hubs=hubs) for hubs in (False, True)]
         else:
             out.append(warm.spec(v, threads, instr="--instrument" in extra, blocks_per_sm=b))
     return out
 
 
 def warm_up(work: Path, variants: list[str], bounds: list[int], instrument: bool,
-            rounds: bool = False, words: int = 0) -> dict:
+            rounds: bool = False) -> dict:
     """Every kernel build compiled and every run once on a tiny graph first, untimed: a
     fresh cache compiles the kernel and the host's numba functions in the first run that
     needs them (tens of seconds each), which would otherwise count against a graph's time
     limit (a cold compile timed out movielens-10m_ui x200's first run at 30 s)."""
-    ok = warm.warm(kernel_builds(variants, bounds, instrument, rounds, words), os.cpu_count() or 1,
+    ok = warm.warm(kernel_builds(variants, bounds, instrument, rounds), os.cpu_count() or 1,
                    emit=lambda line: print(line, flush=True))
     csr = make(WARM_UP_GRAPH, Path("/nonexistent"), work)
     runs = {label: run_cumbe(csr, v, WARM_UP_LIMIT_S, extra, b)["status"]
-            for label, v, extra, b in builds(variants, bounds, instrument, rounds, words)}
+            for label, v, extra, b in builds(variants, bounds, instrument, rounds)}
     return {**runs, "kernel builds": "ok" if ok else "error"}
 
 
@@ -319,9 +313,6 @@ def main(argv=None) -> int:
     ap.add_argument("--no-rounds", action="store_true",
                     help="leave out cuMBE with the maximality check in rounds (--rounds), "
                          "which runs after cuMBE by default")
-    ap.add_argument("--word-kib", type=int, default=0, metavar="K",
-                    help="also run cuMBE in rounds with bit words, K KiB a warp (cumbe run "
-                         "--word-kib), after it; 0: not")
     a = ap.parse_args(argv)
     try:
         bounds = [int(b) for b in a.blocks_per_sm.split(",")]
@@ -331,7 +322,7 @@ def main(argv=None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     res = {"context": context(), "time_limit": a.time_limit, "graphs": {},
            "warm_up": warm_up(Path(a.work), a.variants.split(","), bounds, a.instrument,
-                              not a.no_rounds, a.word_kib)}
+                              not a.no_rounds)}
     for name in a.graphs.split(","):
         t = time.time()
         csr = make(name, Path(a.archives), Path(a.work))
@@ -339,7 +330,7 @@ def main(argv=None) -> int:
         gr = {"edges": int(g.n_edges), "make_s": round(time.time() - t, 1), "runs": {}}
         res["graphs"][name] = gr
         for label, v, extra, b in builds(a.variants.split(","), bounds, a.instrument,
-                                         not a.no_rounds, a.word_kib):
+                                         not a.no_rounds):
             gr["runs"][label] = run_cumbe(csr, v, a.time_limit, extra, b)
             print(name, label, json.dumps(gr["runs"][label])[:300], flush=True)
         counts = {r["count"] for r in gr["runs"].values() if r["status"] == "ok"}

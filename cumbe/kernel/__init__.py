@@ -14,7 +14,6 @@ One module per step of the paper, each a ``make_*`` factory of device functions:
 :mod:`.lists`       compact arrays and the lookup table: nested list prefixes, L'
 :mod:`.search`      the search: candidate selection, L', maximal expansion, push
 :mod:`.maximality`  the maximality check (reverse scan; noRS: the explicit Q)
-:mod:`.words`       bit words below a small L (the rounds build's check)
 :mod:`.stealing`    k-level work stealing: publish and steal
 :mod:`.stages`      the grid stages, the kernel itself, its progress reports
 :mod:`.sync`        barriers, clock, relaxed load; :mod:`.consts` the numbering
@@ -45,7 +44,7 @@ import os
 
 from numba import cuda
 
-from cumbe.kernel import fetch, indexing, lists, maximality, search, stages, stealing, words
+from cumbe.kernel import fetch, indexing, lists, maximality, search, stages, stealing
 from cumbe.kernel.consts import *
 from cumbe.kernel.consts import MAX_THREADS, WARP, Build, Group
 from cumbe.kernel.sync import SIM, SIM_WARPS, _block_sync_impl, block_sync, wsync  # noqa: F401  (tests and tools reach them here)
@@ -57,7 +56,7 @@ THREADS_PER_SM = 768  # the launch bound's target (see _jit_options)
 
 KERNEL_ARGS = ("offU", "adjU", "offV", "adjV", "orig", "tasks", "task_piece", "prm", "arena",
                "arena64", "ctl", "pool_hdr", "pool_base", "pool_n", "pool_list", "res", "res_fp",
-               "err", "ph_out", "tasks_out", "prog", "hubs", "words")
+               "err", "ph_out", "tasks_out", "prog", "hubs")
 
 
 def non_negative_indexing() -> bool:
@@ -99,18 +98,17 @@ def _run_stage(cfg: Build, grp: Group, progress):
     mx = maximality.make_maximality(cfg, grp)
     fe = fetch.make_fetch(cfg, grp, ls, mx)
     st = stealing.make_stealing(cfg, grp, ls, fe, mx)
-    se = search.make_search(cfg, grp, ls, st, mx, words.make_words(cfg, grp))
+    se = search.make_search(cfg, grp, ls, st, mx)
     return stages.make_run_stage(cfg, grp, fe, st, se, progress)
 
 
 def build(rs=True, es=True, ws=True, instr=False, threads=128, cache=True, pieces=False,
-          compact=False, blocks_per_sm=0, rounds=False, hubs=False, words=False):
+          compact=False, blocks_per_sm=0, rounds=False, hubs=False):
     """The kernel for one variant and block size (memoised); ``pieces``: it runs tasks in
     pieces (:func:`cumbe.prepare.split`, RS only; without it every task runs whole);
     ``compact``: the compact task layout (:mod:`cumbe.layout`); ``blocks_per_sm``: the launch
     bound (0: 768 threads an SM); ``rounds``: the maximality check in rounds (RS only);
-    ``hubs``: with rounds, its lookups in hub bit rows (:mod:`cumbe.hubs`); ``words``: with
-    rounds, bit words below a small L (:mod:`cumbe.kernel.words`)."""
+    ``hubs``: with rounds, its lookups in hub bit rows (:mod:`cumbe.hubs`)."""
     # the build switches set, with their values: part of the memo's and the disk cache's
     # keys (numba's own key has neither jit options nor what a factory reads from the
     # environment)
@@ -119,17 +117,16 @@ def build(rs=True, es=True, ws=True, instr=False, threads=128, cache=True, piece
     # caller that asked for one (or the other way round)
     key = (bool(rs), bool(es), bool(ws), bool(instr), int(threads), switches, bool(cache),
            bool(pieces) and bool(rs), bool(compact), int(blocks_per_sm),
-           bool(rounds) and bool(rs), bool(hubs) and bool(rounds) and bool(rs),
-           bool(words) and bool(rounds) and bool(rs))
+           bool(rounds) and bool(rs), bool(hubs) and bool(rounds) and bool(rs))
     if key in _CACHE:
         return _CACHE[key]
-    RS, ES, WS, INSTR, THREADS, _, _, PIECES, COMPACT, PER_SM, ROUNDS, HUBS, WORDS = key
+    RS, ES, WS, INSTR, THREADS, _, _, PIECES, COMPACT, PER_SM, ROUNDS, HUBS = key
     if THREADS % WARP or not WARP <= THREADS <= MAX_THREADS:
         raise ValueError(f"threads must be a multiple of {WARP} in {WARP}..{MAX_THREADS}")
     # (CUMBE_NOINLINE=1: debugging only, so that compute-sanitizer names device functions)
     inline = not SIM and not envvars.flag("CUMBE_NOINLINE")
     dev = cuda.jit(device=True, **({"forceinline": True} if inline else {}))
-    cfg = Build(RS, ES, WS, INSTR, THREADS, dev, PIECES, COMPACT, ROUNDS, HUBS, WORDS)
+    cfg = Build(RS, ES, WS, INSTR, THREADS, dev, PIECES, COMPACT, ROUNDS, HUBS)
     progress = stages.make_progress(cfg)
     kernel = stages.make_kernel(cfg, _run_stage(cfg, Group(WARP, wsync), progress),
                                 _run_stage(cfg, Group(THREADS, block_sync), progress), progress)
@@ -139,8 +136,7 @@ def build(rs=True, es=True, ws=True, instr=False, threads=128, cache=True, piece
     kern = keyed(cuda.jit(**_jit_options(THREADS, cache, PER_SM))(kernel), module=__name__,
                  extra=switches + ((("blocks_per_sm", PER_SM),) if PER_SM else ())
                  + ((("rounds", True),) if ROUNDS else ())
-                 + ((("hubs", True),) if HUBS else ())
-                 + ((("words", True),) if WORDS else ()))
+                 + ((("hubs", True),) if HUBS else ()))
     if non_negative_indexing():
         kern = indexing.compiling_non_negative(kern)
     _CACHE[key] = kern

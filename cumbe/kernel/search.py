@@ -18,14 +18,14 @@ from cumbe.kernel.consts import BIG, CTL_FIXED, ERR_NID, I32, I64, MASK32, NID_M
 from cumbe.kernel.consts import PH_CHECK, PH_EXPAND, PH_LPRIME, PH_OTHER, PH_SEL, PH_STEAL, S_LVL
 from cumbe.kernel.consts import S_NABS, S_NONMAX, S_NP, S_NQ, S_NTW, S_OFF, S_PK, S_PN, S_PUB, S_R0
 from cumbe.kernel.consts import S_STOP, SHIFT, U_SUMA, U_SUML, WARP, X_BASE, X_MIN, X_NID, X_R
-from cumbe.kernel.consts import P_NWK, P_WMIN, S_D, ZERO64
+from cumbe.kernel.consts import ZERO64
 from cumbe.kernel.lists import combine_sides
-from cumbe.kernel.sync import SIM, clock, relaxed_load
+from cumbe.kernel.sync import clock, relaxed_load
 from cumbe.layout import F_KL, F_LASTMIN, F_LSLOT, F_NID, F_NX, F_PC, F_QE, F_QS, F_SUM, F_X
 from cumbe.layout import K_DL, K_KEY, K_LST, K_LV, K_PARR, K_Q, K_SG, K_SL, K_SO, K_TAG, NF
 
 
-def make_search(cfg, grp, lists, stealing, maximality, words):
+def make_search(cfg, grp, lists, stealing, maximality):
     """The search for the switches ``cfg`` and the worker kind ``grp``."""
     dev, RS, ES, INSTR, PIECES = cfg.dev, cfg.rs, cfg.es, cfg.instr, cfg.pieces
     ROUNDS = maximality.rounds  # this worker keeps R''s ids (a warp's, in the rounds build)
@@ -40,11 +40,6 @@ def make_search(cfg, grp, lists, stealing, maximality, words):
     check_maximality, check_q, q_append = (maximality.check_maximality, maximality.check_q,
                                            maximality.q_append)
     rx_put = maximality.rx_put
-    # bit words below a small L (cumbe.kernel.words): a warp's, in the rounds build
-    WORDS = words.on
-    slice_of, build_root, check_words = words.slice_of, words.build_root, words.check_words
-    WMAXK = words.maxk
-    sim_note = words.sim_note
 
     @dev
     def select_candidate(A, sh, sh64, g, gl, R, l, pc, nid, lastmin):
@@ -160,12 +155,9 @@ def make_search(cfg, grp, lists, stealing, maximality, words):
 
     @dev
     def search(A, A64, prm, adjU, offV, adjV, orig, ph, pb, pn, pl, ctl, sh, sh64, shu,
-               g, gl, me, par, phase, kst, stage, interruptible, cand_left, err, phl, hubs,
-               WD):
+               g, gl, me, par, phase, kst, stage, interruptible, cand_left, err, phl, hubs):
         """Depth-first search of the task in the arena (levels in the level table);
-        returns (bicliques, fingerprint sum, nodes) of this worker's part.  With bit words
-        (``WD``, this worker's slice of it): the level ``wroot`` whose L they were built for,
-        ``wtry`` the level they were tried at (the words die when the search leaves it)."""
+        returns (bicliques, fingerprint sum, nodes) of this worker's part."""
         R = sh64[g, X_R]
         base = sh64[g, X_BASE]
         oLV = sh[g, S_OFF + K_LV]
@@ -182,13 +174,6 @@ def make_search(cfg, grp, lists, stealing, maximality, words):
         t_last = I64(0)
         if INSTR and gl % WARP == 0:
             t_last = clock()
-        wb, wsize = slice_of(WD, prm[P_NWK], me)
-        wmin = I32(prm[P_WMIN])
-        wd = sh[g, S_D]
-        wroot = I32(-1)
-        wtry = I32(-1)
-        wn2 = I32(0)
-        wh = I32(0)
         while True:
             gsync()
             if gl == 0:
@@ -210,9 +195,6 @@ def make_search(cfg, grp, lists, stealing, maximality, words):
             pc = ld(W, I32(lw + F_PC))
             if pc == 0:
                 # level exhausted: back to the parent, whose L it shrank
-                if WORDS and l == wtry:
-                    wtry = I32(-1)
-                    wroot = I32(-1)
                 if l > 0:
                     plv = lv - NF
                     xp = ld(W, I32(lw - NF + F_X))
@@ -234,17 +216,6 @@ def make_search(cfg, grp, lists, stealing, maximality, words):
                         t_last = t
                 continue
             nid = ld(W, I32(lw + F_NID))
-            # a root: the first level below the task's whose L is small enough, with enough
-            # candidates left to pay for the build (a level past WMAXK is no root, but one
-            # below it may be)
-            if WORDS and wtry < 0 and l > 0 and wsize > 0 and pc >= wmin and ld(
-                    W, I32(lw + F_KL)) <= WMAXK:
-                wtry = l
-                wn2, wh = build_root(A, list_of(A, sh, g, R, ld(W, I32(lw + F_LSLOT))),
-                                     ld(W, I32(lw + F_KL)), wd, base_at(adjU, base), offV,
-                                     adjV, WD, wb, wsize, gl)
-                if wn2 >= 0:
-                    wroot = l
             # a piece of a task (RS only, :func:`cumbe.prepare.split`): its level-0 nodes in
             # the task's fixed order, twins kept, so that a level-0 branch's place in that
             # order is the number of candidates left after it
@@ -306,13 +277,7 @@ def make_search(cfg, grp, lists, stealing, maximality, words):
             # ---------- maximality checking ----------
             qs = I32(0)
             qe = I32(0)
-            if RS and WORDS and wroot >= 0:
-                check_words(A, list_of(A, sh, g, R, x), kl, nx + 1 + nabs,
-                            base_at(adjU, base), offV, WD, wb, wd, wn2, wh, sh, g, gl)
-            elif RS:
-                if SIM and WORDS and gl == 0 and l > 0 and wsize > 0 and ld(
-                        W, I32(lw + F_KL)) <= WMAXK:
-                    sim_note("missed")
+            if RS:
                 check_maximality(A, adjU, offV, adjV, sh, g, gl, R, base, list_of(A, sh, g, R, x),
                                  kl, nx + 1 + nabs, err, hubs)
             else:

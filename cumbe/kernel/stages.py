@@ -64,7 +64,7 @@ def make_run_stage(cfg, grp, fetch, stealing, searching, progress):
     @dev
     def run_stage(A, A64, prm, offU, adjU, offV, adjV, orig, tasks, task_piece, ph, pb, pn, pl,
                   ctl, sh, sh64, shu, g, gl, me, phase, stage, nst, aw, nwk, task0, ntask, err,
-                  phl, acc, accf, prog, hubs, words):
+                  phl, acc, accf, prog, hubs):
         """One stage of one worker: take tasks (stage 1) or stolen pieces until none
         is left; acc collects bicliques, nodes and tasks, accf the fingerprint."""
         kst = prm[P_K]
@@ -136,7 +136,7 @@ def make_run_stage(cfg, grp, fetch, stealing, searching, progress):
                 acc[2] += 1
             c, f, nn = search(A, A64, prm, adjU, offV, adjV, orig, ph, pb, pn, pl, ctl,
                               sh, sh64, shu, g, gl, me, par, phase, kst, stage,
-                              interruptible, cand_left, err, phl, hubs, words)
+                              interruptible, cand_left, err, phl, hubs)
             if INSTR and gl % WARP == 0:
                 t_last = clock()
             if gl == 0:
@@ -176,8 +176,7 @@ def make_kernel(cfg, run_stage_warp, run_stage_block, progress):
         return sh[NW, S_DONE] != 0
 
     def kernel(offU, adjU, offV, adjV, orig, tasks, task_piece, prm, arena, arena64, ctl, pool_hdr,
-               pool_base, pool_n, pool_list, res, res_fp, err, ph_out, tasks_out, prog, hubs,
-               words):
+               pool_base, pool_n, pool_list, res, res_fp, err, ph_out, tasks_out, prog, hubs):
         b = cuda.blockIdx.x
         nb = cuda.gridDim.x
         tid = cuda.threadIdx.x
@@ -224,12 +223,12 @@ def make_kernel(cfg, run_stage_warp, run_stage_block, progress):
                     run_stage_block(arena, arena64, prm, offU, adjU, offV, adjV, orig, tasks,
                                     task_piece, pool_hdr, pool_base, pool_n, pool_list, ctl, sh,
                                     sh64, shu, NW, tid, b, 0, stage, nstp, aw * NW, nb, 0, nt0, err, phl,
-                                    acc, accf, prog, hubs, words)
+                                    acc, accf, prog, hubs)
                 else:
                     run_stage_warp(arena, arena64, prm, offU, adjU, offV, adjV, orig, tasks,
                                    task_piece, pool_hdr, pool_base, pool_n, pool_list, ctl, sh,
                                    sh64, shu, warp, lane, me, 1, stage, nst, aw, nwk, nt0, nt1, err, phl,
-                                   acc, accf, prog, hubs, words)
+                                   acc, accf, prog, hubs)
                 bsync()
             if phase == 0:
                 if tid == 0:
