@@ -26,8 +26,8 @@ already started in the process, no ``cuda.bindings``, or no cache entry.
 
 Argument passing follows numba-cuda's ``_Kernel._prepare_args`` (numba-cuda 0.30): every
 array argument is flattened into (meminfo, parent, nitems, itemsize, data pointer,
-shape[ndim], strides[ndim]), each a 64-bit word (the kernel's PTX declares 179 ``.u64``
-parameters for the 21 buffers); tests/test_cumbe_cubin.py checks :func:`flatten` against
+shape[ndim], strides[ndim]), each a 64-bit word (the kernel's PTX declares 172 ``.u64``
+parameters for its 22 array arguments); tests/test_cumbe_cubin.py checks :func:`flatten` against
 numba's own.
 """
 

@@ -40,7 +40,7 @@ def _fake_arrays(plan=PLAN):
 
 def test_parameter_words_are_numbas():
     """numba-cuda's _Kernel._prepare_args on device arrays of the same shapes, dtypes and
-    pointers gives the same words: the kernel's ABI (179 .u64 parameters in its PTX)."""
+    pointers gives the same words: the kernel's ABI (172 .u64 parameters in its PTX)."""
     pytest.importorskip("numba.cuda.dispatcher")
     from mbebench import envvars
     if envvars.simulating():
@@ -66,7 +66,7 @@ def test_parameter_words_are_numbas():
         ty = types.Array(from_dtype(a.dtype), len(a.shape), "C")
         _Kernel._prepare_args(owner, ty, dev, 0, [], theirs)
     assert [int(x) for x in theirs] == ours
-    assert len(ours) == 179
+    assert len(ours) == 172
 
 
 def _fake_overload(cubin_bytes=b"\x7fELF fake cubin", linking=(), entry="_Z6kernel"):
@@ -247,7 +247,7 @@ class FakeKernel:
     def __getitem__(self, config):
         blocks, threads, stream = config
         def launch(*arrays):
-            assert len(cubin.flatten(arrays)) == 179
+            assert len(cubin.flatten(arrays)) == 172
             K.SIM_WARPS.reset()
             K.build(**self.build)[blocks, threads](*[a.host for a in arrays])
             LAUNCHED.append(self.build)
