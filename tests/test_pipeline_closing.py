@@ -41,8 +41,8 @@ def work(tmp_path_factory):
 
 def test_runs_skipped_for_want_of_a_gpu_end_0_and_say_why(work):
     """No CUDA device here, and no simulator asked for: cuMBE's runs are skipped."""
-    cumbe = {"variant": ["cuMBE", "noWS"], "instrument": False, "simulate": False,
-             "datasets": ["crown-8"]}
+    cumbe = {"variant": ["cuMBE", "noWS"], "instrument": False, "rounds": False,
+             "simulate": False, "datasets": ["crown-8"]}
     res = _snakemake(work, _overlay(cumbe=cumbe))
     assert res.returncode == 0, res.stderr[-3000:]
     tail = res.stderr.strip().splitlines()

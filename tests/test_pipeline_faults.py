@@ -143,8 +143,8 @@ def faulty_run(tmp_path_factory):
             "repeats": 1,
             "imbea": {"timeout_s": LIMIT_S},
             "parmbe": {"processes": [1], "timeout_s": 60},
-            "cumbe": {"variant": "cuMBE", "instrument": False, "timeout_s": 60,
-                      "datasets": ["dense", "hubs"]},
+            "cumbe": {"variant": "cuMBE", "instrument": False, "rounds": False,
+                      "timeout_s": 60, "datasets": ["dense", "hubs"]},
         },
     })
     env = _fake_engine_env(tmp, parmbe="fake_engines:crash", cumbe="fake_engines:segfault")

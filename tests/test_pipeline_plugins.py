@@ -79,8 +79,10 @@ def test_every_run_of_the_example_matches_the_oracle(byo_run):
         assert r["count"] == count, (r["dataset"], r["label"])
         # the command-line engine gives its count only; the others their fingerprint too
         assert r["fingerprint"] == (None if r["engine"] == "toy-cli" else fp)
-    sweep = sorted(r["params"]["k"] for r in rows if r["engine"] == "cumbe")
-    assert sweep == [1, 2, 24]
+    # each k with the paper's check and ours (the quick start's rounds: [false, true])
+    sweep = sorted((r["params"]["k"], r["params"]["rounds"]) for r in rows
+                   if r["engine"] == "cumbe")
+    assert sweep == [(k, rounds) for k in (1, 2, 24) for rounds in (False, True)]
     assert (byo_run / ".test/results/graphs/hubs.adj").is_file()  # the export rule ran
     assert (byo_run / ".test/results/tables/agreement.txt").is_file()  # the check passed
 

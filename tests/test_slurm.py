@@ -43,7 +43,7 @@ OVERLAY = {
         "repeats": 1,
         "timeout_s": 120,
         "parmbe": {"processes": [CORES]},
-        "cumbe": {"variant": "cuMBE", "instrument": False, "simulate": False,
+        "cumbe": {"variant": "cuMBE", "instrument": False, "rounds": False, "simulate": False,
                   "datasets": ["hubs"]},
     },
 }
