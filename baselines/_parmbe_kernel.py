@@ -81,7 +81,7 @@ from baselines._parmbe_check import (
 )
 from baselines._parmbe_words import MAXW, clear_words, closure_exceeds, low_mask, words_of
 from baselines._sort import insertion_sort
-from mbebench.fingerprint import combine_sides_nb, left_elem_nb, right_elem_nb
+from mbebench.fingerprint import combine_sides_nb, left_elem_nb, mix_nb, right_elem_nb
 from mbebench.jitcache import keyed
 
 
@@ -183,15 +183,6 @@ def _split_two_hop(v, d, rank, cnt, touched, nt, u_is_left):
             npp += 1
             tot += c
     return killed, npp, tot, sum_x, nx
-
-
-@keyed
-@njit(cache=True, nogil=True, inline="always")
-def _mix64(x):
-    """splitmix64's finalizer: a vertex's share of a set's order-free hash."""
-    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return x ^ (x >> np.uint64(31))
 
 
 @keyed
@@ -504,8 +495,8 @@ def build(skip=True, vmajor=False, wcache=False, wstatic=0, dense=0, degcut=Fals
                     h2 = np.uint64(0)
                     for e in range(lo, lo + ln):
                         gy = np.uint64(ui[base + adj[e]])
-                        h1 += _mix64(gy)
-                        h2 += _mix64(gy ^ np.uint64(0x9E3779B97F4A7C15))
+                        h1 += mix_nb(gy)
+                        h2 += mix_nb(gy ^ np.uint64(0x9E3779B97F4A7C15))
                     if MEMO == 1:
                         mj = _memo_slot(mk1, mk2, mln, h1, h2, ln)
                     else:

@@ -57,7 +57,8 @@ def spec(variant: str, threads: int, instr=False, pieces=False, compact=False,
 
 def every_build(variants, threads: int, blocks_per_sm: int = 0) -> list[str]:
     """Every build a run of ``variants`` at ``threads`` may launch: instrumented or not,
-    compact layout or not, and tasks in pieces and the check in rounds (hub rows or not) for the reverse-scanning variants (noRS keeps tasks whole and scans its Q)."""
+    compact layout or not, and tasks in pieces and the check in rounds (hub rows or not) for
+    the reverse-scanning variants (noRS keeps tasks whole and scans its Q)."""
     from cumbe.variants import ABLATIONS
 
     out = []

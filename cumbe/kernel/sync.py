@@ -9,7 +9,7 @@ import numpy as np
 from numba import cuda
 from numba.cuda import config as _cfg
 
-from cumbe.kernel.consts import I32, I64, MASK32, U64, WARP
+from cumbe.kernel.consts import I64, U64, WARP
 
 SIM = bool(_cfg.ENABLE_CUDASIM)
 
@@ -117,23 +117,6 @@ if SIM:
 
     def warp_min(v):
         return np.int64(min(SIM_ROWS.gather(v)))
-
-    def warp_or(v):
-        r = 0
-        for x in SIM_ROWS.gather(v):
-            r |= x & 0xFFFFFFFFFFFFFFFF
-        return np.array([r], dtype=np.uint64).view(np.int64)[0]
-
-    def match_any(v):
-        row = SIM_ROWS.gather(v)
-        m = sum(1 << i for i, x in enumerate(row) if x == int(v))
-        return np.int64(m)
-
-    def shfl_idx(v, src):
-        return np.int64(SIM_ROWS.gather(v)[int(src)])
-
-    def warp_scan(v, lane):
-        return np.int64(sum(SIM_ROWS.gather(v)[:int(lane) + 1]))
 
     def load_relaxed(arr, i, j):
         return arr[i, j]
@@ -243,50 +226,6 @@ else:
         return x
 
     warp_min = cuda.jit(device=True, forceinline=True)(_warp_min_impl)
-
-    def _warp_or_impl(v):
-        x = I64(v)
-        x |= cuda.shfl_xor_sync(0xFFFFFFFF, x, 16)
-        x |= cuda.shfl_xor_sync(0xFFFFFFFF, x, 8)
-        x |= cuda.shfl_xor_sync(0xFFFFFFFF, x, 4)
-        x |= cuda.shfl_xor_sync(0xFFFFFFFF, x, 2)
-        x |= cuda.shfl_xor_sync(0xFFFFFFFF, x, 1)
-        return x
-
-    warp_or = cuda.jit(device=True, forceinline=True)(_warp_or_impl)
-
-    # the lanes holding the same 32-bit value, as a mask in the low half of an int64
-    def _match_any_impl(v):
-        return I64(cuda.match_any_sync(0xFFFFFFFF, I32(v))) & MASK32
-
-    match_any = cuda.jit(device=True, forceinline=True)(_match_any_impl)
-
-    def _shfl_idx_impl(v, src):
-        return cuda.shfl_sync(0xFFFFFFFF, I64(v), src)
-
-    shfl_idx = cuda.jit(device=True, forceinline=True)(_shfl_idx_impl)
-
-    # inclusive prefix sum over the lanes (lane: this thread's lane)
-    def _warp_scan_impl(v, lane):
-        x = I64(v)
-        y = cuda.shfl_up_sync(0xFFFFFFFF, x, 1)
-        if lane >= 1:
-            x += y
-        y = cuda.shfl_up_sync(0xFFFFFFFF, x, 2)
-        if lane >= 2:
-            x += y
-        y = cuda.shfl_up_sync(0xFFFFFFFF, x, 4)
-        if lane >= 4:
-            x += y
-        y = cuda.shfl_up_sync(0xFFFFFFFF, x, 8)
-        if lane >= 8:
-            x += y
-        y = cuda.shfl_up_sync(0xFFFFFFFF, x, 16)
-        if lane >= 16:
-            x += y
-        return x
-
-    warp_scan = cuda.jit(device=True, forceinline=True)(_warp_scan_impl)
 
 
 def _block_sync_impl():
