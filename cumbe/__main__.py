@@ -65,7 +65,7 @@ def _needs_driver(argv) -> bool:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from cumbe.spec import SIDES, SPEC, VARIANTS
+    from cumbe.spec import IDLE_FRACTION_ROUNDS, SIDES, SPEC, VARIANTS
 
     d = SPEC.defaults()
     ap = argparse.ArgumentParser(prog="python -m cumbe", description=DESCRIPTION, epilog=EPILOG,
@@ -85,8 +85,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--threads", type=int, default=d["threads"], help="CUDA threads per block")
     r.add_argument("--idle-fraction", type=float, default=None, metavar="F",
                    help="a work-stealing stage ends once this share of the workers is out of "
-                        "work (default: 0.25 with the check in rounds, 0, the first one, with "
-                        "the paper's check; a tuning switch)")
+                        f"work (default: {IDLE_FRACTION_ROUNDS:g} with the check in rounds, 0, "
+                        "the first one, with the paper's check; a tuning switch)")
     r.add_argument("--blocks-per-sm", type=int, default=d["blocks_per_sm"], metavar="B",
                    help="compile the kernel for B blocks an SM (fewer registers a thread; "
                         "default 0: 768 threads an SM); 8 of 128 threads was 3-5 %% faster on "

@@ -4,7 +4,7 @@
         cuMBE-rounds cuMBE-rounds-hubs
 
 Per build (variant[-flag...], each flag a switch of the tree's ``cumbe.kernel.build``: instr,
-pieces, compact, rounds, hubs, words; 128 threads, sm_90): the kernel compiled
+pieces, compact, rounds, hubs; 128 threads, sm_90): the kernel compiled
 to PTX at the engine's launch bound here (numba's CUDA target with the current device faked as compute capability 9.0, the CUDA
 toolkit's libnvvm under ``CUDA_HOME``, default /usr/local/cuda-13.0, and ``nvidia-cuda-nvrtc``),
 assembled with ``ptxas``, and a hash of the bytes of the cubin's ``.text`` sections (not their
@@ -171,7 +171,7 @@ def main(argv: list[str]) -> int:
         variant, *flags = spec.split("-")
         rs, es, ws = ABLATIONS[variant]
         t = time.time()
-        # every flag is a switch of the tree's kernel.build (instr, rounds, hubs, words, ...)
+        # every flag is a switch of the tree's kernel.build (instr, pieces, compact, rounds, hubs)
         try:
             kern = kernel.build(rs=rs, es=es, ws=ws, threads=128, cache=False,
                                 **{f: True for f in flags})
